@@ -1,0 +1,32 @@
+# kubectl-dra developer entry points. Every target works on a fresh machine:
+# it creates .venv and installs the project into it first.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+PYTEST_ARGS ?= -n auto
+
+.PHONY: demo test bench install clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## make demo: preview, explain and usage on the bundled demo cluster state
+demo: $(STAMP)
+	@PATH="$(CURDIR)/$(BIN):$$PATH" bash examples/demo.sh
+
+## make test: the whole suite (unit, conformance, CLI, webhook over TLS)
+test: $(STAMP)
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+## make bench: benchmarks; figures go to docs/benchmarks.md by hand
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks.run
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis

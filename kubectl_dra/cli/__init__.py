@@ -1,0 +1,1 @@
+"""The ``kubectl dra`` command line: click commands and presenters (tables, JSON, YAML)."""

@@ -1,0 +1,139 @@
+"""Options and helpers shared by the commands: cluster-state sources, feature gates,
+output formats and kubectl-style aligned tables."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, Callable, Iterable, Sequence, TypeVar
+
+import click
+import yaml
+
+from ..errors import UsageError
+from ..state import ClusterState, load_state
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+OUTPUT_FORMATS = ("table", "wide", "json", "yaml")
+
+
+def output_option(formats: Sequence[str] = OUTPUT_FORMATS, default: str = "table") -> Callable[[F], F]:
+    """``-o/--output`` as kubectl spells it."""
+    return click.option(
+        "-o", "--output", "output", type=click.Choice(list(formats)), default=default, show_default=True,
+        help="Output format.",
+    )
+
+
+def no_headers_option(f: F) -> F:
+    return click.option("--no-headers", is_flag=True, help="Do not print table headers.")(f)
+
+
+def state_options(f: F) -> F:
+    """Where cluster state comes from: --state files, or the live cluster (kubeconfig)."""
+    options = [
+        click.option(
+            "--state", "state_paths", multiple=True, metavar="PATH",
+            help="Read cluster state from files instead of a live cluster: YAML/JSON, multi-document, "
+            "`kind: List`, directories, or - for stdin. Repeatable.",
+        ),
+        click.option("--kubeconfig", metavar="FILE", help="Path to the kubeconfig file (live cluster)."),
+        click.option("--context", "kube_context", metavar="NAME", help="The kubeconfig context to use."),
+        click.option("--request-timeout", type=float, default=30.0, show_default=True, metavar="SECONDS",
+                     help="Timeout of each request to the API server."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def namespace_options(f: F) -> F:
+    f = click.option("-A", "--all-namespaces", is_flag=True, help="Look in every namespace.")(f)
+    return click.option("-n", "--namespace", metavar="NS", help="Namespace of the targets (default: the kubeconfig's, else default).")(f)
+
+
+def gate_options(f: F) -> F:
+    """--feature-gates and --kubernetes-version, as the API server and scheduler take them."""
+    f = click.option(
+        "--kubernetes-version", metavar="1.34…1.37",
+        help="Use that release's default feature gates (ask: would this work on our older cluster?).",
+    )(f)
+    return click.option(
+        "--feature-gates", metavar="A=true,B=false",
+        help="Feature gates in Kubernetes syntax, applied on top of the release defaults; "
+        "AllAlpha/AllBeta are accepted and a gate set to false is off even when GA.",
+    )(f)
+
+
+def resolve_gates(feature_gates: str | None, kubernetes_version: str | None) -> Any:
+    """The effective :class:`~kubectl_dra.gates.FeatureGates` for the command."""
+    from ..gates import FeatureGates
+
+    gates = FeatureGates.for_version(kubernetes_version) if kubernetes_version else FeatureGates.default()
+    if feature_gates:
+        gates = gates.with_overrides(feature_gates)
+    return gates
+
+
+def load_cluster(state_paths: Iterable[str], kubeconfig: str | None = None, kube_context: str | None = None,
+                 request_timeout: float = 30.0) -> ClusterState:
+    """Cluster state from --state files when given, else from the live cluster."""
+    paths = list(state_paths)
+    if paths:
+        state = load_state(paths)
+    else:
+        from ..state.live import load_live_state  # imports the kubernetes client only when needed
+
+        state = load_live_state(kubeconfig=kubeconfig, context=kube_context, timeout=request_timeout)
+    for warning in state.warnings:
+        warn(warning)
+    return state
+
+
+def default_namespace(namespace: str | None, state_paths: Iterable[str], kubeconfig: str | None,
+                      kube_context: str | None) -> str:
+    """-n when given; else the kubeconfig context's namespace for live clusters; else ``default``."""
+    if namespace:
+        return namespace
+    if not list(state_paths):
+        try:
+            from ..state.live import kubeconfig_namespace
+
+            ns = kubeconfig_namespace(kubeconfig=kubeconfig, context=kube_context)
+            if ns:
+                return ns
+        except Exception:  # no kubeconfig: fall back like kubectl does
+            pass
+    return "default"
+
+
+def warn(message: str) -> None:
+    click.echo(f"warning: {message}", err=True)
+
+
+def dump(doc: Any, fmt: str) -> str:
+    """A document as JSON (2-space indent, key order kept) or YAML (block style)."""
+    if fmt == "json":
+        return json.dumps(doc, indent=2, ensure_ascii=False)
+    if fmt == "yaml":
+        return yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, allow_unicode=True).rstrip("\n")
+    raise UsageError(f"unknown output format {fmt!r}")
+
+
+def format_table(headers: Sequence[str], rows: Iterable[Sequence[Any]], no_headers: bool = False) -> str:
+    """Aligned columns separated by three spaces, as kubectl prints them."""
+    table = [[str(c) for c in headers]] if not no_headers else []
+    table.extend([["" if c is None else str(c) for c in row] for row in rows])
+    if not table:
+        return ""
+    widths = [max(len(r[i]) for r in table if i < len(r)) for i in range(max(len(r) for r in table))]
+    lines = []
+    for row in table:
+        cells = [cell.ljust(widths[i]) for i, cell in enumerate(row)]
+        lines.append("   ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def stderr_is_terminal() -> bool:
+    return sys.stderr.isatty()
