@@ -1,0 +1,197 @@
+"""The admission decision for one DRA object, shared by ``kubectl dra validate`` and the webhook.
+
+:func:`review` runs the API server's request pipeline for the kinds it knows
+(defaults → prepare/drop fields of disabled gates → admin-access authorization →
+validation) and returns a :class:`Decision` carrying every field error, the
+mutated object and the RFC 6902 patch that turns the submitted object into it.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+import jsonpatch
+
+from .field import FieldError, forbidden, internal
+from .field import Path as FieldPath
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..gates import FeatureGates
+
+#: The kinds this decision knows; any other kind is admitted unchanged.
+SUPPORTED_KINDS: frozenset[str] = frozenset(
+    {"ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "PodGroup", "Pod"}
+)
+
+#: kind -> (module, prepare function, validate function); each prepare is
+#: ``prepare(obj, old, gates) -> dict`` and each validate ``validate(obj, old, gates) -> list[FieldError]``.
+_HANDLERS: dict[str, tuple[str, str, str]] = {
+    "ResourceSlice": ("kubectl_dra.validation.resourceslice", "prepare_resource_slice", "validate_resource_slice"),
+    "DeviceClass": ("kubectl_dra.validation.deviceclass", "prepare_device_class", "validate_device_class"),
+    "ResourceClaim": ("kubectl_dra.validation.resourceclaim", "prepare_resource_claim", "validate_resource_claim"),
+    "ResourceClaimTemplate": (
+        "kubectl_dra.validation.resourceclaimtemplate",
+        "prepare_resource_claim_template",
+        "validate_resource_claim_template",
+    ),
+    "PodGroup": ("kubectl_dra.validation.podgroup", "prepare_pod_group", "validate_pod_group"),
+    "Pod": ("kubectl_dra.validation.pod", "prepare_pod", "validate_pod"),
+}
+
+#: The API group each kind is served from, for the API server's "Kind.group" wording.
+_GROUPS = {
+    "ResourceSlice": "resource.k8s.io",
+    "DeviceClass": "resource.k8s.io",
+    "ResourceClaim": "resource.k8s.io",
+    "ResourceClaimTemplate": "resource.k8s.io",
+    "PodGroup": "scheduling.k8s.io",
+    "Pod": "",
+}
+
+#: Namespaced kinds (the others are cluster-scoped).
+NAMESPACED_KINDS: frozenset[str] = frozenset({"ResourceClaim", "ResourceClaimTemplate", "PodGroup", "Pod"})
+
+#: The namespace label that grants admin access (value must be exactly "true").
+ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
+
+OPERATIONS = ("CREATE", "UPDATE")
+
+NamespaceLabels = Mapping[str, str] | Callable[[str], Mapping[str, str]] | None
+
+
+@dataclass
+class Decision:
+    """What the API server would do with one object: allowed or not, why, and the stored form."""
+
+    kind: str
+    name: str
+    namespace: str | None
+    operation: str
+    allowed: bool
+    errors: list[FieldError] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    patch: list[dict] = field(default_factory=list)
+    object: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The documented ``validate -o json`` form of the decision."""
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "namespace": self.namespace,
+            "operation": self.operation,
+            "allowed": self.allowed,
+            "errors": [e.to_dict() for e in self.errors],
+            "warnings": list(self.warnings),
+            "patch": copy.deepcopy(self.patch),
+            "object": copy.deepcopy(self.object),
+        }
+
+    def status_message(self) -> str:
+        """One message listing every field error, worded like the API server's Invalid status."""
+        group = _GROUPS.get(self.kind, "")
+        qualified = f"{self.kind}.{group}" if group else self.kind
+        if not self.errors:
+            return f'{qualified} "{self.name}" is valid'
+        rendered = [str(e) for e in self.errors]
+        body = rendered[0] if len(rendered) == 1 else "[" + ", ".join(rendered) + "]"
+        return f'{qualified} "{self.name}" is invalid: {body}'
+
+
+def review(
+    obj: dict,
+    *,
+    operation: str = "CREATE",
+    old: dict | None = None,
+    namespace_labels: NamespaceLabels = None,
+    gates: "FeatureGates",
+    namespace: str | None = None,
+) -> Decision:
+    """Decide on ``obj`` as the API server would for ``operation``.
+
+    ``namespace`` is the request's namespace; it fills ``metadata.namespace`` of a
+    namespaced object that lacks one (as the API server does before admission).
+    ``namespace_labels`` is consulted only when admin access must be authorized; a
+    callable is called lazily with the namespace name, and its exception becomes a
+    denial (InternalError) naming the lookup failure.
+    """
+    operation = operation.upper()
+    if operation not in OPERATIONS:
+        raise ValueError(f"operation must be one of {', '.join(OPERATIONS)}, not {operation!r}")
+    submitted = copy.deepcopy(obj)
+    kind = submitted.get("kind") if isinstance(submitted.get("kind"), str) else ""
+    meta = submitted.get("metadata") if isinstance(submitted.get("metadata"), dict) else {}
+    if kind in NAMESPACED_KINDS and namespace and not meta.get("namespace"):
+        meta = submitted.setdefault("metadata", {})
+        meta["namespace"] = namespace
+    name = str(meta.get("name") or meta.get("generateName") or "")
+    ns = meta.get("namespace") if kind in NAMESPACED_KINDS else None
+
+    if kind not in SUPPORTED_KINDS:
+        return Decision(kind, name, ns, operation, True, [], [], [], submitted)
+
+    if operation == "UPDATE" and old is None:
+        raise ValueError("an UPDATE needs the stored (old) object")
+    old_obj = copy.deepcopy(old) if operation == "UPDATE" else None
+
+    module_name, prepare_name, validate_name = _HANDLERS[kind]
+    module = importlib.import_module(module_name)
+    prepare = getattr(module, prepare_name)
+    validate = getattr(module, validate_name)
+
+    warnings: list[str] = []
+    prepared = prepare(copy.deepcopy(submitted), old_obj, gates)
+    if isinstance(prepared, tuple):  # (object, warnings) from handlers that explain what they dropped
+        prepared, extra = prepared
+        warnings.extend(extra)
+    errors: list[FieldError] = []
+    if operation == "CREATE" and kind in ("ResourceClaim", "ResourceClaimTemplate"):
+        errors.extend(_authorize_admin_access(prepared, namespace_labels))
+    errors.extend(validate(prepared, old_obj, gates))
+
+    patch = jsonpatch.make_patch(submitted, prepared).patch
+    return Decision(kind, name, ns, operation, not errors, errors, warnings, patch, prepared)
+
+
+def _admin_access_request(obj: dict) -> int | None:
+    """Index of the first request with ``exactly.adminAccess: true`` in a claim or template."""
+    spec = obj.get("spec")
+    if obj.get("kind") == "ResourceClaimTemplate":
+        spec = spec.get("spec") if isinstance(spec, dict) else None
+    devices = spec.get("devices") if isinstance(spec, dict) else None
+    requests = devices.get("requests") if isinstance(devices, dict) else None
+    if not isinstance(requests, list):
+        return None
+    for i, request in enumerate(requests):
+        exactly = request.get("exactly") if isinstance(request, dict) else None
+        if isinstance(exactly, dict) and exactly.get("adminAccess") is True:
+            return i
+    return None
+
+
+def _authorize_admin_access(obj: dict, namespace_labels: NamespaceLabels) -> list[FieldError]:
+    """The namespace must carry ``resource.kubernetes.io/admin-access: "true"`` for admin access."""
+    index = _admin_access_request(obj)
+    if index is None:
+        return []
+    path = FieldPath.root("spec", "devices", "requests").index(index).child("adminAccess")
+    namespace = str((obj.get("metadata") or {}).get("namespace") or "")
+    try:
+        if callable(namespace_labels):
+            labels = namespace_labels(namespace)
+        else:
+            labels = namespace_labels or {}
+    except Exception as exc:  # the lookup is a network call in the webhook
+        return [internal(path, f"could not read the labels of namespace {namespace!r}: {exc}")]
+    if (labels or {}).get(ADMIN_ACCESS_LABEL) == "true":
+        return []
+    return [
+        forbidden(
+            path,
+            f"admin access to devices requires the `{ADMIN_ACCESS_LABEL}: true` label on the "
+            f"namespace {namespace!r}",
+        )
+    ]
