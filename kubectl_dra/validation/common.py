@@ -1,0 +1,855 @@
+"""Validation helpers shared by every DRA kind (slices, classes, claims, templates, pods).
+
+They restate the apimachinery/core rules the resource validation relies on and the
+small DRA formats, each returning a list of :class:`FieldError` at upstream's paths.
+
+Public functions (names are stable; H6 builds on them):
+
+Formats (return lists of messages, like apimachinery ``Is*``):
+    ``is_dns1123_label``, ``is_dns1123_subdomain``, ``is_qualified_name``,
+    ``is_valid_label_value``, ``is_c_identifier``, ``is_semver``
+
+Field checks (return ``list[FieldError]``):
+    ``validate_object_meta(meta, namespaced, path)``            create rules of ObjectMeta
+    ``validate_object_meta_update(new, old, path)``             update rules (+ create rules)
+    ``validate_template_meta(meta, path)``                      labels/annotations of a template
+    ``validate_labels``, ``validate_annotations``, ``validate_finalizers``
+    ``validate_dns_label(value, path)``, ``validate_dns_subdomain(value, path)``
+    ``validate_label_name(key, path)`` (label key / qualified name), ``validate_label_value``
+    ``validate_driver_name(value, path)``, ``validate_pool_name(value, path)``
+    ``validate_device_name(value, path)``, ``validate_node_name(value, path)``
+    ``validate_c_identifier(value, path)``
+    ``validate_qualified_name(name, path)``        DRA ``ID`` or ``domain/ID`` (attribute/capacity keys)
+    ``validate_fully_qualified_name(name, path)``  DRA ``domain/ID`` (matchAttribute)
+    ``validate_node_selector(selector, path)``     core/v1 NodeSelector rules (>=1 term)
+    ``validate_device_taint(taint, path)``, ``validate_device_toleration(tol, path, effects=...)``
+    ``validate_binding_conditions(device, path)``  bindingConditions/bindingFailureConditions pair
+    ``validate_skip_node_operations(values, path)``
+    ``validate_selectors(selectors, path, gates, stored=False)`` / ``validate_selector(...)`` /
+    ``validate_cel_selector(cel, path, gates, stored=False)`` CEL via ``kubectl_dra.cel``
+    ``validate_opaque_configuration(opaque, path, stored=False)`` / ``validate_raw_extension(...)``
+    ``validate_list(items, path, max_items, validate_item, key=None)``  TooMany short-circuit + Duplicate
+Other:
+    ``middle_truncate(key, max_len)``  shortened map keys in paths
+    ``parse_quantity(value) -> Quantity``  a resource.Quantity decoded as from JSON
+    ``gate_enabled(gates, name)``  duck-typed feature-gate test (None = all off)
+    ``json_size(value)``  bytes of the compact JSON encoding
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Callable, Iterable, Sequence
+
+from kubectl_dra.quantity import Quantity, QuantityError
+from kubectl_dra.validation.field import (
+    FieldError,
+    Path,
+    duplicate,
+    forbidden,
+    internal,
+    invalid,
+    not_supported,
+    required,
+    too_long,
+    too_many,
+    TYPE_INVALID,
+)
+
+__all__ = [
+    "is_dns1123_label",
+    "is_dns1123_subdomain",
+    "is_qualified_name",
+    "is_valid_label_value",
+    "is_c_identifier",
+    "is_semver",
+    "validate_object_meta",
+    "validate_object_meta_update",
+    "validate_template_meta",
+    "validate_labels",
+    "validate_annotations",
+    "validate_finalizers",
+    "validate_dns_label",
+    "validate_dns_subdomain",
+    "validate_label_name",
+    "validate_label_value",
+    "validate_driver_name",
+    "validate_pool_name",
+    "validate_device_name",
+    "validate_node_name",
+    "validate_c_identifier",
+    "validate_qualified_name",
+    "validate_fully_qualified_name",
+    "validate_node_selector",
+    "validate_device_taint",
+    "validate_device_toleration",
+    "validate_binding_conditions",
+    "validate_skip_node_operations",
+    "validate_selectors",
+    "validate_selector",
+    "validate_cel_selector",
+    "validate_opaque_configuration",
+    "validate_raw_extension",
+    "validate_list",
+    "middle_truncate",
+    "parse_quantity",
+    "QuantityError",
+    "gate_enabled",
+    "json_size",
+    "immutable",
+]
+
+# ---------------------------------------------------------------------------
+# Limits (k8s.io/api resource/v1 constants and apimachinery limits)
+
+DNS1123_LABEL_MAX = 63
+DNS1123_SUBDOMAIN_MAX = 253
+QUALIFIED_NAME_MAX = 63
+LABEL_VALUE_MAX = 63
+DRIVER_NAME_MAX = 63
+POOL_NAME_MAX = 253
+DEVICE_ID_MAX = 32
+TOTAL_ANNOTATION_SIZE = 256 * 1024
+CEL_EXPRESSION_MAX_LENGTH = 10 * 1024
+CEL_EXPRESSION_MAX_COST = 1_000_000
+OPAQUE_PARAMETERS_MAX_LENGTH = 10 * 1024
+BINDING_CONDITIONS_MAX = 4
+
+TAINT_EFFECTS = ("NoExecute", "NoSchedule", "None")
+TOLERATION_EFFECTS = ("NoExecute", "NoSchedule")
+TOLERATION_OPERATORS = ("Equal", "Exists")
+SKIP_NODE_OPERATIONS = ("*", "NodePrepareResources", "NodeUnprepareResources")
+
+# ---------------------------------------------------------------------------
+# Formats (apimachinery k8s.io/apimachinery/pkg/util/validation)
+
+_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_LABEL_RE = re.compile(f"^{_DNS1123_LABEL_FMT}$")
+_DNS1123_SUBDOMAIN_FMT = _DNS1123_LABEL_FMT + r"(\." + _DNS1123_LABEL_FMT + ")*"
+_DNS1123_SUBDOMAIN_RE = re.compile(f"^{_DNS1123_SUBDOMAIN_FMT}$")
+_QUALIFIED_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_QUALIFIED_NAME_RE = re.compile(f"^{_QUALIFIED_NAME_FMT}$")
+_LABEL_VALUE_RE = re.compile(f"^({_QUALIFIED_NAME_FMT})?$")
+_C_IDENTIFIER_FMT = "[A-Za-z_][A-Za-z0-9_]*"
+_C_IDENTIFIER_RE = re.compile(f"^{_C_IDENTIFIER_FMT}$")
+# semver 2.0.0 as blang/semver v4 parses it (no "v" prefix, no leading zeros).
+_NUM = r"(0|[1-9][0-9]*)"
+_PRE_ID = r"(0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*)"
+_SEMVER_RE = re.compile(
+    rf"^{_NUM}\.{_NUM}\.{_NUM}(-{_PRE_ID}(\.{_PRE_ID})*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$"
+)
+
+
+def _regex_error(msg: str, fmt: str, *examples: str) -> str:
+    """Upstream's ``RegexError`` wording: message, examples, regex."""
+    text = msg
+    if examples:
+        text += " (e.g. " + ",  or ".join(f"'{e}'" for e in examples) + ", "
+    else:
+        text += " ("
+    return text + f"regex used for validation is '{fmt}')"
+
+
+def _max_len_error(length: int) -> str:
+    return f"must be no more than {length} characters"
+
+
+def is_dns1123_label(value: str) -> list[str]:
+    """Messages for a value that is not a lower-case RFC 1123 label (≤63)."""
+    errs: list[str] = []
+    if len(value) > DNS1123_LABEL_MAX:
+        errs.append(_max_len_error(DNS1123_LABEL_MAX))
+    if not _DNS1123_LABEL_RE.match(value):
+        errs.append(
+            _regex_error(
+                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+                "and must start and end with an alphanumeric character",
+                _DNS1123_LABEL_FMT,
+                "my-name",
+                "123-abc",
+            )
+        )
+    return errs
+
+
+def is_dns1123_subdomain(value: str) -> list[str]:
+    """Messages for a value that is not a lower-case RFC 1123 subdomain (≤253)."""
+    errs: list[str] = []
+    if len(value) > DNS1123_SUBDOMAIN_MAX:
+        errs.append(_max_len_error(DNS1123_SUBDOMAIN_MAX))
+    if not _DNS1123_SUBDOMAIN_RE.match(value):
+        errs.append(
+            _regex_error(
+                "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+                "and must start and end with an alphanumeric character",
+                _DNS1123_SUBDOMAIN_FMT,
+                "example.com",
+            )
+        )
+    return errs
+
+
+def is_qualified_name(value: str) -> list[str]:
+    """Messages for a value that is not ``[prefix/]name`` (label keys, annotation keys, finalizers)."""
+    errs: list[str] = []
+    parts = value.split("/")
+    if len(parts) == 1:
+        name = parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            errs.append("prefix part must be non-empty")
+        else:
+            errs.extend("prefix part " + m for m in is_dns1123_subdomain(prefix))
+    else:
+        return [
+            "a qualified name "
+            + _regex_error(
+                "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+                "alphanumeric character",
+                _QUALIFIED_NAME_FMT,
+                "MyName",
+                "my.name",
+                "123-abc",
+            )
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ]
+    if not name:
+        errs.append("name part must be non-empty")
+    elif len(name) > QUALIFIED_NAME_MAX:
+        errs.append("name part " + _max_len_error(QUALIFIED_NAME_MAX))
+    if name and not _QUALIFIED_NAME_RE.match(name):
+        errs.append(
+            "name part "
+            + _regex_error(
+                "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+                "alphanumeric character",
+                _QUALIFIED_NAME_FMT,
+                "MyName",
+                "my.name",
+                "123-abc",
+            )
+        )
+    return errs
+
+
+def is_valid_label_value(value: str) -> list[str]:
+    """Messages for a value that is not a label value (empty or ≤63 qualified-name characters)."""
+    errs: list[str] = []
+    if len(value) > LABEL_VALUE_MAX:
+        errs.append(_max_len_error(LABEL_VALUE_MAX))
+    if not _LABEL_VALUE_RE.match(value):
+        errs.append(
+            _regex_error(
+                "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
+                "and must start and end with an alphanumeric character",
+                f"({_QUALIFIED_NAME_FMT})?",
+                "MyValue",
+                "my_value",
+                "12345",
+            )
+        )
+    return errs
+
+
+def is_c_identifier(value: str) -> list[str]:
+    """Messages for a value that is not a C identifier."""
+    if _C_IDENTIFIER_RE.match(value):
+        return []
+    return [
+        _regex_error(
+            "a valid C identifier must start with alphabetic character or '_', followed by a string of "
+            "alphanumeric characters or '_'",
+            _C_IDENTIFIER_FMT,
+            "my_name",
+            "MY_NAME",
+            "MyName",
+        )
+    ]
+
+
+def is_semver(value: str) -> bool:
+    """True for a semantic version 2.0.0 string as upstream's parser accepts it."""
+    return bool(_SEMVER_RE.match(value))
+
+
+# ---------------------------------------------------------------------------
+# Small helpers
+
+
+def gate_enabled(gates: Any, name: str) -> bool:
+    """Whether feature gate ``name`` is on; ``gates`` is anything with ``enabled(name)`` (None: all off)."""
+    if gates is None:
+        return False
+    return bool(gates.enabled(name))
+
+
+def json_size(value: Any) -> int:
+    """Bytes of ``value`` as compact JSON, the closest stand-in for the raw request bytes."""
+    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+
+
+def middle_truncate(key: str, max_len: int) -> str:
+    """Shorten a long map key for a field path as upstream does: head + ``...`` + tail, ``max_len`` total."""
+    if len(key) <= max_len:
+        return key
+    keep = max_len - 3
+    head = (keep + 1) // 2
+    tail = keep - head
+    return key[:head] + "..." + key[len(key) - tail :]
+
+
+def immutable(path: Path, value: Any) -> FieldError:
+    """The ``field is immutable`` error of ``ValidateImmutableField``."""
+    return invalid(path, value, "field is immutable")
+
+
+def _type_invalid(path: Path, value: Any, message: str) -> FieldError:
+    return FieldError(TYPE_INVALID, str(path), value, message)
+
+
+def validate_list(
+    items: Sequence[Any] | None,
+    path: Path,
+    max_items: int | None,
+    validate_item: Callable[[Any, Path], list[FieldError]] | None = None,
+    key: Callable[[Any], Any] | None = None,
+) -> list[FieldError]:
+    """Upstream's ``validateSlice``/``validateSet`` shape: TooMany short-circuits the entries;
+    ``key`` (optional) reports a Duplicate at the later index; each entry goes to ``validate_item``."""
+    items = items or []
+    if max_items is not None and len(items) > max_items:
+        return [too_many(path, len(items), max_items)]
+    errs: list[FieldError] = []
+    seen: set[Any] = set()
+    for i, item in enumerate(items):
+        item_path = path.index(i)
+        if validate_item is not None:
+            errs.extend(validate_item(item, item_path))
+        if key is not None:
+            k = key(item)
+            k = json.dumps(k, sort_keys=True) if isinstance(k, (dict, list)) else k
+            if k in seen:
+                errs.append(duplicate(item_path, key(item)))
+            seen.add(k)
+    return errs
+
+
+# ---------------------------------------------------------------------------
+# Quantities
+
+
+def parse_quantity(value: Any) -> Quantity:
+    """A quantity as the API server decodes it from JSON (string or number); QuantityError if malformed."""
+    if isinstance(value, Quantity):
+        return value
+    return Quantity.from_json(value)
+
+
+# ---------------------------------------------------------------------------
+# Names
+
+
+def validate_dns_label(value: str, path: Path) -> list[FieldError]:
+    """Invalid for each way ``value`` is not a DNS-1123 label."""
+    return [invalid(path, value, m) for m in is_dns1123_label(value)]
+
+
+def validate_dns_subdomain(value: str, path: Path) -> list[FieldError]:
+    """Invalid for each way ``value`` is not a DNS-1123 subdomain."""
+    return [invalid(path, value, m) for m in is_dns1123_subdomain(value)]
+
+
+def validate_label_name(key: str, path: Path) -> list[FieldError]:
+    """Label key / qualified name (``ValidateLabelName``): Invalid per problem, empty included."""
+    return [invalid(path, key, m) for m in is_qualified_name(key)]
+
+
+def validate_label_value(value: str, path: Path) -> list[FieldError]:
+    """Label value syntax: Invalid per problem."""
+    return [invalid(path, value, m) for m in is_valid_label_value(value)]
+
+
+def validate_driver_name(value: str | None, path: Path) -> list[FieldError]:
+    """Driver name (also DRA domains): required, ≤63, DNS subdomain after lower-casing."""
+    value = value or ""
+    if not value:
+        return [required(path, "")]
+    errs: list[FieldError] = []
+    if len(value) > DRIVER_NAME_MAX:
+        errs.append(too_long(path, "", DRIVER_NAME_MAX))
+    errs.extend(validate_dns_subdomain(value.lower(), path))
+    return errs
+
+
+def validate_pool_name(value: str | None, path: Path) -> list[FieldError]:
+    """Pool name: required, ≤253, each ``/``-separated segment a DNS subdomain."""
+    value = value or ""
+    if not value:
+        return [required(path, "")]
+    errs: list[FieldError] = []
+    if len(value) > POOL_NAME_MAX:
+        errs.append(too_long(path, "", POOL_NAME_MAX))
+    for part in value.split("/"):
+        errs.extend(validate_dns_subdomain(part, path))
+    return errs
+
+
+def validate_device_name(value: str | None, path: Path) -> list[FieldError]:
+    """Device name: a DNS-1123 label."""
+    return validate_dns_label(value or "", path)
+
+
+def validate_node_name(value: str, path: Path) -> list[FieldError]:
+    """Node name syntax (``ValidateNodeName``): a DNS-1123 subdomain."""
+    return validate_dns_subdomain(value, path)
+
+
+def validate_c_identifier(value: str, path: Path) -> list[FieldError]:
+    """DRA attribute/capacity ID: ≤32, C identifier syntax."""
+    errs: list[FieldError] = []
+    if len(value) > DEVICE_ID_MAX:
+        errs.append(too_long(path, "", DEVICE_ID_MAX))
+    errs.extend(_type_invalid(path, value, m) for m in is_c_identifier(value))
+    return errs
+
+
+def validate_qualified_name(name: str | None, path: Path) -> list[FieldError]:
+    """DRA QualifiedName (attribute/capacity key): ``ID`` or ``domain/ID``; errors at ``path``."""
+    name = name or ""
+    if not name:
+        return [required(path, "name required")]
+    parts = name.split("/")
+    if len(parts) == 1:
+        return validate_c_identifier(parts[0], path)
+    if len(parts) == 2:
+        errs: list[FieldError] = []
+        domain, ident = parts
+        if not domain:
+            errs.append(required(path, "the domain must not be empty"))
+        else:
+            errs.extend(validate_driver_name(domain, path))
+        if not ident:
+            errs.append(required(path, "the name must not be empty"))
+        else:
+            errs.extend(validate_c_identifier(ident, path))
+        return errs
+    return [invalid(path, name, "must be either <domain>/<identifier> or a C identifier")]
+
+
+def validate_fully_qualified_name(name: str | None, path: Path) -> list[FieldError]:
+    """DRA FullyQualifiedName (``matchAttribute``): a qualified name that includes a domain."""
+    errs = validate_qualified_name(name, path)
+    if name and "/" not in name:
+        errs.append(invalid(path, name, "must include a domain"))
+    return errs
+
+
+# ---------------------------------------------------------------------------
+# Object metadata (apimachinery ValidateObjectMeta + core finalizer rule)
+
+_STANDARD_FINALIZERS = {"kubernetes", "orphan", "foregroundDeletion"}
+
+
+def validate_labels(labels: Any, path: Path) -> list[FieldError]:
+    """Label keys are qualified names, values label values; errors at the map path."""
+    errs: list[FieldError] = []
+    if not labels:
+        return errs
+    if not isinstance(labels, dict):
+        return [invalid(path, labels, "must be a map of strings")]
+    for k, v in labels.items():
+        errs.extend(invalid(path, k, m) for m in is_qualified_name(str(k)))
+        errs.extend(invalid(path, v, m) for m in is_valid_label_value("" if v is None else str(v)))
+    return errs
+
+
+def validate_annotations(annotations: Any, path: Path) -> list[FieldError]:
+    """Annotation keys are qualified names (case-insensitive); total size ≤256 KiB."""
+    errs: list[FieldError] = []
+    if not annotations:
+        return errs
+    if not isinstance(annotations, dict):
+        return [invalid(path, annotations, "must be a map of strings")]
+    total = 0
+    for k, v in annotations.items():
+        errs.extend(invalid(path, k, m) for m in is_qualified_name(str(k).lower()))
+        total += len(str(k)) + len("" if v is None else str(v))
+    if total > TOTAL_ANNOTATION_SIZE:
+        errs.append(too_long(path, "", TOTAL_ANNOTATION_SIZE))
+    return errs
+
+
+def validate_finalizers(finalizers: Any, path: Path) -> list[FieldError]:
+    """Finalizers: qualified names; without a ``/`` only the standard ones; not orphan+foreground."""
+    errs: list[FieldError] = []
+    if not finalizers:
+        return errs
+    for name in finalizers:
+        name = str(name)
+        errs.extend(invalid(path, name, m) for m in is_qualified_name(name))
+    if "orphan" in finalizers and "foregroundDeletion" in finalizers:
+        errs.append(invalid(path, finalizers, "finalizer orphan and foregroundDeletion cannot be both set"))
+    for name in finalizers:
+        name = str(name)
+        if is_qualified_name(name):
+            continue
+        if "/" not in name and name not in _STANDARD_FINALIZERS:
+            errs.append(invalid(path, name, "name is neither a standard finalizer name nor is it fully qualified"))
+    return errs
+
+
+def _validate_owner_references(refs: Any, path: Path) -> list[FieldError]:
+    """Owner references need apiVersion, kind, name, uid; at most one controller."""
+    errs: list[FieldError] = []
+    controllers = 0
+    for ref in refs or []:
+        ref = ref or {}
+        if not ref.get("apiVersion"):
+            errs.append(invalid(path.child("apiVersion"), ref.get("apiVersion", ""), "version must not be empty"))
+        if not ref.get("kind"):
+            errs.append(invalid(path.child("kind"), ref.get("kind", ""), "kind must not be empty"))
+        if not ref.get("name"):
+            errs.append(invalid(path.child("name"), ref.get("name", ""), "name must not be empty"))
+        if not ref.get("uid"):
+            errs.append(invalid(path.child("uid"), ref.get("uid", ""), "uid must not be empty"))
+        if ref.get("controller"):
+            controllers += 1
+    if controllers > 1:
+        errs.append(invalid(path, refs, "Only one reference can have Controller set to true"))
+    return errs
+
+
+def validate_object_meta(meta: Any, namespaced: bool, path: Path | None = None) -> list[FieldError]:
+    """ObjectMeta create rules: name/generateName as DNS subdomain, namespace per scope,
+    generation ≥ 0, labels, annotations, owner references, finalizers."""
+    path = path or Path.root("metadata")
+    meta = meta or {}
+    errs: list[FieldError] = []
+    name = meta.get("name") or ""
+    generate_name = meta.get("generateName") or ""
+    if generate_name:
+        prefix = generate_name[:-1] if generate_name.endswith("-") else generate_name
+        errs.extend(invalid(path.child("generateName"), generate_name, m) for m in is_dns1123_subdomain(prefix))
+    if not name:
+        if not generate_name:
+            errs.append(required(path.child("name"), "name or generateName is required"))
+    else:
+        errs.extend(invalid(path.child("name"), name, m) for m in is_dns1123_subdomain(name))
+    namespace = meta.get("namespace") or ""
+    if namespaced:
+        if not namespace:
+            errs.append(required(path.child("namespace"), ""))
+        else:
+            errs.extend(invalid(path.child("namespace"), namespace, m) for m in is_dns1123_label(namespace))
+    elif namespace:
+        errs.append(forbidden(path.child("namespace"), "not allowed on this type"))
+    generation = meta.get("generation")
+    if isinstance(generation, int) and generation < 0:
+        errs.append(invalid(path.child("generation"), generation, "must be greater than or equal to 0"))
+    errs.extend(validate_labels(meta.get("labels"), path.child("labels")))
+    errs.extend(validate_annotations(meta.get("annotations"), path.child("annotations")))
+    errs.extend(_validate_owner_references(meta.get("ownerReferences"), path.child("ownerReferences")))
+    errs.extend(validate_finalizers(meta.get("finalizers"), path.child("finalizers")))
+    return errs
+
+
+def validate_object_meta_update(new: Any, old: Any, path: Path | None = None) -> list[FieldError]:
+    """ObjectMeta update rules: name, namespace, uid, creationTimestamp immutable; plus label,
+    annotation, finalizer and owner-reference rules of the new object."""
+    path = path or Path.root("metadata")
+    new = new or {}
+    old = old or {}
+    errs: list[FieldError] = []
+    for fld in ("name", "namespace", "uid", "creationTimestamp"):
+        if (new.get(fld) or "") != (old.get(fld) or ""):
+            errs.append(immutable(path.child(fld), new.get(fld) or ""))
+    generation = new.get("generation")
+    if isinstance(generation, int) and generation < 0:
+        errs.append(invalid(path.child("generation"), generation, "must be greater than or equal to 0"))
+    errs.extend(validate_labels(new.get("labels"), path.child("labels")))
+    errs.extend(validate_annotations(new.get("annotations"), path.child("annotations")))
+    errs.extend(_validate_owner_references(new.get("ownerReferences"), path.child("ownerReferences")))
+    errs.extend(validate_finalizers(new.get("finalizers"), path.child("finalizers")))
+    return errs
+
+
+def validate_template_meta(meta: Any, path: Path) -> list[FieldError]:
+    """Metadata embedded in a template (e.g. ResourceClaimTemplate ``spec.metadata``): labels and
+    annotations only."""
+    meta = meta or {}
+    errs = validate_labels(meta.get("labels"), path.child("labels"))
+    errs.extend(validate_annotations(meta.get("annotations"), path.child("annotations")))
+    return errs
+
+
+# ---------------------------------------------------------------------------
+# core/v1 NodeSelector (ValidateNodeSelector, no tolerance for invalid label values)
+
+_NODE_SELECTOR_OPS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+
+
+def validate_node_selector(selector: Any, path: Path) -> list[FieldError]:
+    """A core/v1 NodeSelector: at least one term, valid requirements in each term."""
+    selector = selector or {}
+    terms_path = path.child("nodeSelectorTerms")
+    terms = selector.get("nodeSelectorTerms") or []
+    if not terms:
+        return [required(terms_path, "must have at least one node selector term")]
+    errs: list[FieldError] = []
+    for i, term in enumerate(terms):
+        errs.extend(validate_node_selector_term(term, terms_path.index(i)))
+    return errs
+
+
+def validate_node_selector_term(term: Any, path: Path) -> list[FieldError]:
+    """One NodeSelectorTerm: label requirements and field requirements."""
+    term = term or {}
+    errs: list[FieldError] = []
+    for j, req in enumerate(term.get("matchExpressions") or []):
+        errs.extend(_validate_node_selector_requirement(req or {}, path.child("matchExpressions").index(j)))
+    for j, req in enumerate(term.get("matchFields") or []):
+        errs.extend(_validate_node_field_requirement(req or {}, path.child("matchFields").index(j)))
+    return errs
+
+
+def _validate_node_selector_requirement(req: dict[str, Any], path: Path) -> list[FieldError]:
+    errs: list[FieldError] = []
+    op = req.get("operator") or ""
+    values = req.get("values") or []
+    if op in ("In", "NotIn"):
+        if not values:
+            errs.append(required(path.child("values"), "must be specified when `operator` is 'In' or 'NotIn'"))
+    elif op in ("Exists", "DoesNotExist"):
+        if values:
+            errs.append(
+                forbidden(path.child("values"), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'")
+            )
+    elif op in ("Gt", "Lt"):
+        if len(values) != 1:
+            errs.append(
+                required(path.child("values"), "must be specified single value when `operator` is 'Lt' or 'Gt'")
+            )
+    else:
+        errs.append(invalid(path.child("operator"), op, "not a valid selector operator"))
+    errs.extend(validate_label_name(req.get("key") or "", path.child("key")))
+    for i, value in enumerate(values):
+        errs.extend(validate_label_value(str(value), path.child("values").index(i)))
+    return errs
+
+
+def _validate_node_field_requirement(req: dict[str, Any], path: Path) -> list[FieldError]:
+    errs: list[FieldError] = []
+    op = req.get("operator") or ""
+    values = req.get("values") or []
+    if op in ("In", "NotIn"):
+        if len(values) != 1:
+            errs.append(
+                required(
+                    path.child("values"),
+                    "must be only one value when `operator` is 'In' or 'NotIn' for node field selector",
+                )
+            )
+    else:
+        errs.append(invalid(path.child("operator"), op, "not a valid selector operator"))
+    key = req.get("key") or ""
+    if key != "metadata.name":
+        errs.append(invalid(path.child("key"), key, "not a valid field selector key"))
+    else:
+        for i, value in enumerate(values):
+            errs.extend(validate_node_name(str(value), path.child("values").index(i)))
+    return errs
+
+
+# ---------------------------------------------------------------------------
+# Taints, tolerations, binding conditions, skipNodeOperations
+
+
+def validate_device_taint(taint: Any, path: Path) -> list[FieldError]:
+    """A DeviceTaint: key a label key, optional label value, effect required and known."""
+    taint = taint or {}
+    errs = validate_label_name(taint.get("key") or "", path.child("key"))
+    value = taint.get("value") or ""
+    if value:
+        errs.extend(validate_label_value(value, path.child("value")))
+    effect = taint.get("effect") or ""
+    if not effect:
+        errs.append(required(path.child("effect"), ""))
+    elif effect not in TAINT_EFFECTS:
+        errs.append(not_supported(path.child("effect"), effect, TAINT_EFFECTS))
+    return errs
+
+
+def validate_device_toleration(
+    toleration: Any, path: Path, effects: Iterable[str] = TOLERATION_EFFECTS
+) -> list[FieldError]:
+    """A DeviceToleration (after defaulting operator to Equal): key, operator/value pairing, effect."""
+    toleration = toleration or {}
+    errs: list[FieldError] = []
+    key = toleration.get("key") or ""
+    if key:
+        errs.extend(validate_label_name(key, path.child("key")))
+    op = toleration.get("operator") or ""
+    value = toleration.get("value") or ""
+    if op == "Exists":
+        if value:
+            errs.append(invalid(path.child("value"), value, "must be empty for operator `Exists`"))
+    elif op == "Equal":
+        errs.extend(validate_label_value(value, path.child("value")))
+    elif op == "":
+        errs.append(required(path.child("operator"), ""))
+    else:
+        errs.append(not_supported(path.child("operator"), op, TOLERATION_OPERATORS))
+    effect = toleration.get("effect") or ""
+    allowed = tuple(sorted(effects))
+    if effect and effect not in allowed:
+        errs.append(not_supported(path.child("effect"), effect, allowed))
+    return errs
+
+
+def validate_binding_conditions(obj: Any, path: Path) -> list[FieldError]:
+    """``bindingConditions``/``bindingFailureConditions`` of a device or allocation result:
+    ≤4 each, label-key syntax, unique, no overlap, both or neither."""
+    obj = obj or {}
+    conds = obj.get("bindingConditions") or []
+    failures = obj.get("bindingFailureConditions") or []
+    cpath = path.child("bindingConditions")
+    fpath = path.child("bindingFailureConditions")
+    errs = validate_list(conds, cpath, BINDING_CONDITIONS_MAX, lambda c, p: validate_label_name(str(c), p), key=str)
+    errs.extend(
+        validate_list(failures, fpath, BINDING_CONDITIONS_MAX, lambda c, p: validate_label_name(str(c), p), key=str)
+    )
+    cond_set = set(conds)
+    for i, cond in enumerate(failures):
+        if cond in cond_set:
+            errs.append(invalid(fpath.index(i), cond, "must not contain any condition also listed in bindingConditions"))
+    if failures and not conds:
+        errs.append(invalid(cpath, conds, "must not be empty if bindingFailureConditions is set"))
+    if conds and not failures:
+        errs.append(invalid(fpath, failures, "must not be empty if bindingConditions is set"))
+    return errs
+
+
+def validate_skip_node_operations(values: Any, path: Path) -> list[FieldError]:
+    """``skipNodeOperations``: known values, no repeats, NodePrepareResources needs NodeUnprepareResources or ``*``."""
+    values = list(values or [])
+    errs: list[FieldError] = []
+    seen: set[str] = set()
+    for i, value in enumerate(values):
+        if value not in SKIP_NODE_OPERATIONS:
+            errs.append(not_supported(path.index(i), value, SKIP_NODE_OPERATIONS))
+        if value in seen:
+            errs.append(duplicate(path.index(i), value))
+        seen.add(value)
+    if "NodePrepareResources" in seen and not ({"NodeUnprepareResources", "*"} & seen):
+        errs.append(
+            invalid(path, values, "NodePrepareResources requires NodeUnprepareResources or * to be skipped as well")
+        )
+    return errs
+
+
+# ---------------------------------------------------------------------------
+# CEL selectors
+
+
+def validate_selectors(
+    selectors: Any, path: Path, gates: Any, stored: bool = False, max_items: int = 32
+) -> list[FieldError]:
+    """A list of DeviceSelectors: ≤``max_items`` (TooMany short-circuits), each with a valid CEL."""
+    return validate_list(selectors, path, max_items, lambda s, p: validate_selector(s, p, gates, stored))
+
+
+def validate_selector(selector: Any, path: Path, gates: Any, stored: bool = False) -> list[FieldError]:
+    """One DeviceSelector: ``cel`` is required and must hold a valid expression."""
+    selector = selector or {}
+    cel = selector.get("cel")
+    if cel is None:
+        return [required(path.child("cel"), "")]
+    return validate_cel_selector(cel, path.child("cel"), gates, stored)
+
+
+def validate_cel_selector(cel: Any, path: Path, gates: Any, stored: bool = False) -> list[FieldError]:
+    """A CEL selector expression: ≤10 KiB (then not compiled), compiles to bool, cost ≤ 1,000,000."""
+    cel = cel or {}
+    expression = cel.get("expression") or ""
+    epath = path.child("expression")
+    if len(expression.encode("utf-8")) > CEL_EXPRESSION_MAX_LENGTH:
+        return [too_long(epath, "", CEL_EXPRESSION_MAX_LENGTH)]
+    if not expression.strip():
+        return [invalid(epath, expression, "compilation failed: expression must not be empty")]
+    try:
+        result = _check_cel(expression, gates, stored)
+    except ImportError:
+        return []  # the CEL engine is not installed here; only the length rule applies
+    except Exception as exc:  # noqa: BLE001 - the engine must never crash validation
+        return [internal(epath, f"CEL check failed: {exc}")]
+    errors = list(getattr(result, "errors", None) or [])
+    if errors:
+        return [invalid(epath, expression, "compilation failed: " + "; ".join(str(e) for e in errors))]
+    cost = getattr(result, "cost", None)
+    if cost is not None and cost > CEL_EXPRESSION_MAX_COST:
+        return [forbidden(epath, "too complex, exceeds cost limit")]
+    return []
+
+
+def _check_cel(expression: str, gates: Any, stored: bool) -> Any:
+    """Call H2's ``kubectl_dra.cel.check_expression`` with whichever options it accepts."""
+    import inspect
+
+    from kubectl_dra.cel import check_expression  # type: ignore[attr-defined]
+
+    try:
+        params = inspect.signature(check_expression).parameters
+    except (TypeError, ValueError):
+        params = {}
+    kwargs: dict[str, Any] = {}
+    if "result" in params:
+        kwargs["result"] = "bool"
+    if "gates" in params:
+        kwargs["gates"] = gates
+    if "features" in params:
+        kwargs["features"] = gates
+    if "stored" in params:
+        kwargs["stored"] = stored
+    for name, gate in (
+        ("allow_multiple_allocations", "DRAConsumableCapacity"),
+        ("enable_consumable_capacity", "DRAConsumableCapacity"),
+        ("consumable_capacity", "DRAConsumableCapacity"),
+        ("list_type_attributes", "DRAListTypeAttributes"),
+        ("enable_list_type_attributes", "DRAListTypeAttributes"),
+    ):
+        if name in params:
+            kwargs[name] = gate_enabled(gates, gate)
+    return check_expression(expression, **kwargs)
+
+
+# ---------------------------------------------------------------------------
+# Opaque configuration
+
+
+def validate_opaque_configuration(opaque: Any, path: Path, stored: bool = False) -> list[FieldError]:
+    """OpaqueDeviceConfiguration: driver-name rules for ``driver``; ``parameters`` a JSON object ≤10 KiB."""
+    opaque = opaque or {}
+    errs = validate_driver_name(opaque.get("driver"), path.child("driver"))
+    errs.extend(
+        validate_raw_extension(opaque, "parameters", path.child("parameters"), stored, OPAQUE_PARAMETERS_MAX_LENGTH)
+    )
+    return errs
+
+
+def validate_raw_extension(
+    parent: dict[str, Any], field_name: str, path: Path, stored: bool, max_size: int
+) -> list[FieldError]:
+    """A RawExtension field of ``parent``: required (absent/null), ≤``max_size`` bytes unless stored,
+    must be a JSON object."""
+    if field_name not in parent or parent[field_name] is None:
+        return [required(path, "")]
+    value = parent[field_name]
+    if isinstance(value, (str, bytes)) and len(value) == 0:
+        return [required(path, "")]
+    if not stored and json_size(value) > max_size:
+        return [too_long(path, "", max_size)]
+    if not isinstance(value, dict):
+        return [invalid(path, "<value omitted>", "must be a valid JSON object")]
+    return []
