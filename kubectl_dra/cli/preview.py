@@ -1,0 +1,268 @@
+"""``kubectl dra preview``: which nodes and devices claims would be allocated.
+
+Exit codes: 0 at least one node fits; 1 no node fits; 2 usage or input error (also when
+every node ends in an allocation error, such as an unknown DeviceClass).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Sequence
+
+import click
+
+from ..errors import DraError, UsageError
+from .common import (
+    default_namespace, dump, gate_options, load_cluster, no_headers_option, output_option,
+    resolve_gates, state_options, stderr_is_terminal, warn,
+)
+
+Obj = dict[str, Any]
+
+EPILOG = """\b
+Examples:
+  kubectl dra preview claim/gpu-claim                 # which nodes, which devices?
+  kubectl dra preview template/mig-slice -n ml        # a claim generated from a template
+  kubectl dra preview pod/trainer-0 -o wide           # all claims of a pod, together
+  kubectl dra preview -f claim.yaml --state dump/     # offline, against a cluster dump
+  kubectl dra preview claim/a claim/b --node node-1   # two claims together on one node
+  kubectl dra preview claim/a --kubernetes-version 1.34  # would it work on an older cluster?
+"""
+
+
+@click.command("preview", epilog=EPILOG)
+@click.argument("targets", nargs=-1, metavar="[TARGET]...")
+@click.option("-f", "--filename", "filenames", multiple=True, metavar="FILE",
+              help="Claims, templates, pods or PodGroups to preview (YAML/JSON, - for stdin). Repeatable.")
+@click.option("--node", "nodes", multiple=True, metavar="NAME",
+              help="Only try this node (repeatable; default: every node).")
+@click.option("-n", "--namespace", metavar="NS", help="Namespace of the targets (default: the kubeconfig's, else default).")
+@gate_options
+@click.option("--explain", is_flag=True, help="Explain per node and device why the claims do (not) fit.")
+@output_option()
+@no_headers_option
+@state_options
+def preview(targets: tuple[str, ...], filenames: tuple[str, ...], nodes: tuple[str, ...], namespace: str | None,
+            feature_gates: str | None, kubernetes_version: str | None, explain: bool, output: str,
+            no_headers: bool, state_paths: tuple[str, ...], kubeconfig: str | None, kube_context: str | None,
+            request_timeout: float) -> None:
+    """Show which nodes and devices claims would be allocated, without allocating anything.
+
+    TARGET is claim/NAME, template/NAME, pod/NAME, podgroup/NAME, a bare claim NAME, or
+    KIND/NAMESPACE/NAME. Several targets (and -f files, which come first) are allocated
+    together, in order, as the claims of one pod are. Nodes that fit are ranked the way
+    the scheduler prefers them.
+    """
+    try:
+        code = _run(targets, filenames, nodes, namespace, feature_gates, kubernetes_version, explain, output,
+                    no_headers, state_paths, kubeconfig, kube_context, request_timeout)
+    except DraError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    sys.exit(code)
+
+
+def _run(targets: Sequence[str], filenames: Sequence[str], nodes: Sequence[str], namespace: str | None,
+         feature_gates: str | None, kubernetes_version: str | None, explain: bool, output: str, no_headers: bool,
+         state_paths: Sequence[str], kubeconfig: str | None, kube_context: str | None,
+         request_timeout: float) -> int:
+    """The command's work; returns the exit code."""
+    from ..preview import candidate_nodes, resolve_targets, run_preview
+    from ..state import load_documents
+
+    if not targets and not filenames:
+        raise UsageError("nothing to preview: name a claim, template/NAME, pod/NAME, podgroup/NAME or use -f FILE "
+                         "(see kubectl dra preview --help)")
+    gates = resolve_gates(feature_gates, kubernetes_version)
+    file_objects = [(obj, _origin(path)) for path in filenames for obj in load_documents([path])]
+    state = load_cluster(state_paths, kubeconfig, kube_context, request_timeout)
+    ns = default_namespace(namespace, state_paths, kubeconfig, kube_context)
+    plan = resolve_targets(state, targets, file_objects, namespace=ns, gates=gates)
+    candidates = candidate_nodes(state, nodes, warn=warn)
+    if not candidates:
+        raise UsageError("the cluster state has no nodes to preview on (no Node objects and no node-local slices); "
+                         "use --node NAME")
+    explainer = _explainer(explain)
+    tracer_factory = getattr(explainer, "tracer_factory", None) if explainer is not None else None
+    result = run_preview(state, plan, gates, candidates, tracer_factory=tracer_factory,
+                         progress=_progress if stderr_is_terminal() and len(candidates) > 200 else None)
+    if stderr_is_terminal() and len(candidates) > 200:
+        click.echo("\r" + " " * 40 + "\r", err=True, nl=False)
+    _emit(result, output, no_headers, explainer, state)
+    if result.all_errors:
+        return 2
+    return 0 if result.fitting else 1
+
+
+def _origin(path: str) -> str:
+    return "<stdin>" if path == "-" else path
+
+
+def _progress(done: int, total: int) -> None:
+    if done % 50 == 0 or done == total:
+        click.echo(f"\rpreviewing: {done}/{total} nodes", err=True, nl=False)
+
+
+class _Explainer:
+    """Adapter around H4b's explain presenter (kubectl_dra.cli.explain.render_explanation)."""
+
+    def __init__(self, module: Any) -> None:
+        self.module = module
+        factory = getattr(module, "tracer_factory", None)
+        self.tracer_factory = factory
+
+    def render(self, result: Any, output: str, no_headers: bool, state: Any) -> str:
+        return str(self.module.render_explanation(result, output=output, no_headers=no_headers, state=state))
+
+
+def _explainer(explain: bool) -> _Explainer | None:
+    """The explain presenter when --explain is given; a clear error when it is not available."""
+    if not explain:
+        return None
+    try:
+        import importlib
+
+        module = importlib.import_module("kubectl_dra.cli.explain")
+    except ImportError:
+        module = None
+    if module is None or not hasattr(module, "render_explanation"):
+        raise UsageError("--explain is not available in this build (the explain presenter is missing); "
+                         "use `kubectl dra explain`")
+    return _Explainer(module)
+
+
+# --------------------------------------------------------------------------- output
+
+
+def _emit(result: Any, output: str, no_headers: bool, explainer: _Explainer | None, state: Any) -> None:
+    from ..preview import preview_document
+
+    if output in ("json", "yaml"):
+        click.echo(dump(preview_document(result), output))
+        if result.all_errors:
+            click.echo(f"error: {result.nodes[0].error}", err=True)
+        return
+    if result.all_errors and len({n.error for n in result.nodes}) == 1:
+        click.echo(f"error: {result.nodes[0].error}", err=True)
+        return
+    text = render_table(result, wide=(output == "wide"), no_headers=no_headers)
+    if text:
+        click.echo(text)
+    if explainer is not None:
+        click.echo("")
+        click.echo(explainer.render(result, output, no_headers, state))
+    if not no_headers:
+        click.echo(summary(result), err=True)
+
+
+def summary(result: Any) -> str:
+    """One line: how many nodes fit and the best one."""
+    fitting = result.fitting
+    total = len(result.nodes)
+    if not fitting:
+        return f"the claims fit on none of {total} node{'s' if total != 1 else ''}"
+    return f"the claims fit on {len(fitting)} of {total} node{'s' if total != 1 else ''}; best: {fitting[0].node}"
+
+
+def _quantities(values: Obj | None) -> str:
+    return ",".join(f"{k}={v}" for k, v in sorted((values or {}).items()))
+
+
+def _node_selector_text(selector: Obj | None) -> str:
+    """A core/v1 NodeSelector in one short line (terms separated by `|`)."""
+    if not selector:
+        return "<any>"
+    terms = []
+    for term in selector.get("nodeSelectorTerms") or []:
+        parts = []
+        for req in list(term.get("matchFields") or []) + list(term.get("matchExpressions") or []):
+            op, values = req.get("operator"), req.get("values") or []
+            if op == "In" and len(values) == 1:
+                parts.append(f"{req.get('key')}={values[0]}")
+            elif op in ("In", "NotIn"):
+                parts.append(f"{req.get('key')} {op.lower()} ({','.join(map(str, values))})")
+            elif op in ("Exists",):
+                parts.append(str(req.get("key")))
+            elif op == "DoesNotExist":
+                parts.append(f"!{req.get('key')}")
+            else:
+                parts.append(f"{req.get('key')} {op} {','.join(map(str, values))}")
+        terms.append(",".join(parts))
+    return " | ".join(terms) or "<none>"
+
+
+def _config_text(allocation: Obj, request: str) -> str:
+    """The config entries of an allocation that apply to ``request`` (source:driver)."""
+    entries = []
+    top = request.split("/")[0]
+    for cfg in (allocation.get("devices") or {}).get("config") or []:
+        reqs = cfg.get("requests") or []
+        if reqs and request not in reqs and top not in reqs:
+            continue
+        driver = ((cfg.get("opaque") or {}).get("driver")) or "?"
+        source = "class" if cfg.get("source") == "FromClass" else "claim"
+        entries.append(f"{source}:{driver}")
+    return ",".join(entries)
+
+
+def _flags(result: Obj) -> str:
+    flags = []
+    if result.get("adminAccess"):
+        flags.append("admin")
+    if result.get("shareID"):
+        flags.append(f"share={result['shareID'][:8]}")
+    if result.get("bindingConditions"):
+        flags.append("binding-conditions=" + "+".join(result["bindingConditions"]))
+    if result.get("tolerations"):
+        flags.append("tolerates-taints")
+    return ",".join(flags)
+
+
+def table_rows(result: Any, wide: bool) -> list[tuple[bool, list[str]]]:
+    """(is_message_row, cells) per line: device rows for allocated nodes, message rows otherwise."""
+    rows: list[tuple[bool, list[str]]] = []
+    for outcome in result.nodes:
+        if not outcome.allocated:
+            head = [outcome.node, outcome.status] + ([""] if wide else [])
+            message = outcome.error if outcome.error is not None else "; ".join(outcome.reasons)
+            rows.append((True, head + [message or ""]))
+            continue
+        for claim, allocation in outcome.allocations:
+            label = f"{claim.namespace}/{claim.name}" + (" (allocated)" if claim.allocation is not None else "")
+            devices = (allocation.get("devices") or {}).get("results") or []
+            head = [outcome.node, outcome.status] + ([str(outcome.score)] if wide else [])
+            if not devices:
+                rows.append((False, head + [label, "", "<none>", ""]
+                             + (["", "", _node_selector_text(allocation.get("nodeSelector"))] if wide else [])))
+            for dev in devices:
+                cells = head + [label, str(dev.get("request", "")),
+                                f"{dev.get('driver')}/{dev.get('pool')}/{dev.get('device')}",
+                                _quantities(dev.get("consumedCapacity"))]
+                if wide:
+                    cells += [_flags(dev), _config_text(allocation, str(dev.get("request", ""))),
+                              _node_selector_text(allocation.get("nodeSelector"))]
+                rows.append((False, cells))
+    return rows
+
+
+def render_table(result: Any, wide: bool = False, no_headers: bool = False) -> str:
+    """kubectl-style aligned table; unschedulable/error nodes show their reason after STATUS."""
+    headers = ["NODE", "STATUS"] + (["SCORE"] if wide else []) + ["CLAIM", "REQUEST", "DEVICE", "CAPACITY"]
+    if wide:
+        headers += ["FLAGS", "CONFIG", "NODE-SELECTOR"]
+    rows = table_rows(result, wide)
+    table: list[tuple[bool, list[str]]] = ([] if no_headers else [(False, headers)]) + rows
+    fixed = len(headers) - (4 if not wide else 7)  # columns before CLAIM
+    widths = [0] * len(headers)
+    for is_message, cells in table:
+        limit = fixed if is_message else len(cells)
+        for i in range(min(limit, len(cells))):
+            widths[i] = max(widths[i], len(cells[i]))
+    lines = []
+    for is_message, cells in table:
+        if is_message:
+            line = "   ".join(c.ljust(widths[i]) for i, c in enumerate(cells[:fixed])) + "   " + cells[-1]
+        else:
+            line = "   ".join(c.ljust(widths[i]) for i, c in enumerate(cells))
+        lines.append(line.rstrip())
+    return "\n".join(lines)

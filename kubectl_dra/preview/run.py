@@ -1,0 +1,146 @@
+"""Run the allocator for every candidate node and rank the nodes as the scheduler would."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+from ..errors import DraError, NotFoundError
+from ..state import ClusterState
+from .nodes import node_name, slice_node_names
+from .targets import PreviewClaim, PreviewPlan
+
+Obj = dict[str, Any]
+
+ALLOCATED = "Allocated"
+UNSCHEDULABLE = "Unschedulable"
+ERROR = "Error"
+
+#: the scheduler's message when the DRA plugin finds no allocation on a node
+CANNOT_ALLOCATE = "cannot allocate all claims"
+
+
+@dataclass
+class NodeOutcome:
+    """The preview's answer for one node."""
+
+    node: str
+    status: str
+    score: int = 0
+    #: (claim, AllocationResult dict) in the order of the plan; already-allocated claims keep theirs
+    allocations: list[tuple[PreviewClaim, Obj]] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+    error: str | None = None
+    #: the tracer used for this node (when explaining), for presenters
+    tracer: Any = None
+
+    @property
+    def allocated(self) -> bool:
+        return self.status == ALLOCATED
+
+
+@dataclass
+class PreviewResult:
+    """Everything a presenter needs: the plan, the gates and the ranked per-node outcomes."""
+
+    plan: PreviewPlan
+    gates: Any
+    nodes: list[NodeOutcome]
+
+    @property
+    def fitting(self) -> list[NodeOutcome]:
+        return [n for n in self.nodes if n.allocated]
+
+    @property
+    def all_errors(self) -> bool:
+        """True when every node ended in an error (the input cannot be evaluated anywhere)."""
+        return bool(self.nodes) and all(n.status == ERROR for n in self.nodes)
+
+
+def candidate_nodes(state: ClusterState, names: Sequence[str] | None = None,
+                    warn: Callable[[str], None] | None = None) -> list[Obj]:
+    """The Node objects to try: ``names`` (in the order given) or every node in the state.
+
+    A state without Node objects (a dump of DRA objects only) falls back to the nodes that
+    ResourceSlices name, as bare nodes without labels.
+    """
+    nodes = list(state.nodes)
+    if not nodes:
+        known = slice_node_names(state.resource_slices)
+        wanted = list(names) if names else known
+        if warn is not None and wanted:
+            warn("the cluster state has no Node objects; previewing for bare nodes without labels "
+                 f"({', '.join(wanted[:5])}{', …' if len(wanted) > 5 else ''})")
+        return [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": n}} for n in wanted]
+    if not names:
+        return sorted(nodes, key=node_name)
+    by_name = {node_name(n): n for n in nodes}
+    missing = [n for n in names if n not in by_name]
+    if missing:
+        raise NotFoundError(f"Node {missing[0]!r} not found in the cluster state")
+    seen: set[str] = set()
+    return [by_name[n] for n in names if not (n in seen or seen.add(n))]
+
+
+def allocator_state(state: ClusterState, plan: PreviewPlan) -> ClusterState:
+    """The state the allocator sees: without stored copies of the claims being previewed, so
+    that a claim from a file does not compete with its own namesake."""
+    keys = {c.key for c in plan.claims if c.allocation is None}
+    if not keys:
+        return state
+    claims = [c for c in state.resource_claims if _claim_key(c) not in keys]
+    return dataclasses.replace(state, resource_claims=claims, warnings=list(state.warnings))
+
+
+def _claim_key(claim: Obj) -> tuple[str, str]:
+    meta = claim.get("metadata") or {}
+    return (meta.get("namespace") or "default", meta.get("name") or "")
+
+
+def evaluate_node(allocator: Any, plan: PreviewPlan, node: Obj, tracer: Any = None) -> NodeOutcome:
+    """Allocate the plan's open claims on one node and combine them with the claims already allocated."""
+    name = node_name(node)
+    blockers = plan.blockers(node)
+    if blockers:
+        return NodeOutcome(name, UNSCHEDULABLE, reasons=blockers, tracer=tracer)
+    claims = plan.claims_for(node)
+    open_claims = [c for c in claims if c.allocation is None]
+    results: list[Obj] = []
+    score = 0
+    if open_claims:
+        try:
+            outcome = allocator.allocate(node, [c.claim for c in open_claims], tracer=tracer)
+        except DraError as exc:
+            return NodeOutcome(name, ERROR, error=exc.message, tracer=tracer)
+        if not outcome.allocated:
+            reasons = list(getattr(outcome, "reasons", None) or []) or [CANNOT_ALLOCATE]
+            return NodeOutcome(name, UNSCHEDULABLE, reasons=reasons, tracer=tracer)
+        results = list(outcome.results)
+        score = int(outcome.score or 0)
+    by_claim = iter(results)
+    allocations = [(c, c.allocation if c.allocation is not None else next(by_claim)) for c in claims]
+    return NodeOutcome(name, ALLOCATED, score=score, allocations=allocations, tracer=tracer)
+
+
+def rank(outcomes: Iterable[NodeOutcome]) -> list[NodeOutcome]:
+    """Allocated nodes first (higher score, then name), then unschedulable, then errors, by name."""
+    order = {ALLOCATED: 0, UNSCHEDULABLE: 1, ERROR: 2}
+    return sorted(outcomes, key=lambda o: (order.get(o.status, 3), -o.score if o.allocated else 0, o.node))
+
+
+def run_preview(state: ClusterState, plan: PreviewPlan, gates: Any, nodes: Sequence[Obj],
+                tracer_factory: Callable[[Obj], Any] | None = None, allocator: Any = None,
+                progress: Callable[[int, int], None] | None = None) -> PreviewResult:
+    """Try ``plan`` on every node in ``nodes``; ``tracer_factory(node)`` gives a tracer per node (explain)."""
+    if allocator is None:
+        from ..allocation import Allocator
+
+        allocator = Allocator(allocator_state(state, plan), gates)
+    outcomes = []
+    for i, node in enumerate(nodes):
+        tracer = tracer_factory(node) if tracer_factory is not None else None
+        outcomes.append(evaluate_node(allocator, plan, node, tracer))
+        if progress is not None:
+            progress(i + 1, len(nodes))
+    return PreviewResult(plan=plan, gates=gates, nodes=rank(outcomes))
