@@ -26,8 +26,27 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
+class CommandFailed(click.ClickException):
+    """A :class:`DraError` carried through click, so that its exit code and one-line message
+    survive both the real entry point and in-process invocations (CliRunner)."""
+
+    def __init__(self, error: DraError) -> None:
+        super().__init__(str(error))
+        self.exit_code = error.exit_code
+        self.error = error
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"error: {self.format_message()}", err=True)
+
+
 class LazyGroup(click.Group):
     """A click group that imports a subcommand's module on first use."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except DraError as exc:
+            raise CommandFailed(exc) from exc
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
@@ -50,9 +69,12 @@ class LazyGroup(click.Group):
 def cli() -> None:
     """Preview, explain and validate Kubernetes Dynamic Resource Allocation (resource.k8s.io/v1).
 
-    Every command reads a live cluster through your kubeconfig (like kubectl) or, with
-    --state, files and dumps offline (`kubectl get deviceclasses,resourceslices,
-    resourceclaims,nodes -A -o yaml > state.yaml`).
+    Every command reads a live cluster through your kubeconfig (like kubectl) or,
+    with --state, files and dumps offline:
+
+    \b
+      kubectl get nodes,deviceclasses,resourceslices,resourceclaims,\\
+        resourceclaimtemplates,pods -A -o yaml > state.yaml
 
     \b
     Examples:

@@ -1,0 +1,118 @@
+"""Read device metadata files: from a local directory, single files, or inside a running
+container through ``kubectl exec`` (so kubeconfig, context and auth plugins behave exactly
+as the user's kubectl does)."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import ClusterAccessError, InputError
+from ..metadata.protocol import CONTAINER_DIR
+
+
+@dataclass(frozen=True)
+class MetadataFile:
+    """One file as read: ``path`` is where it was found (in-container or local)."""
+
+    path: str
+    text: str
+
+
+def read_directory(directory: str) -> list[MetadataFile]:
+    """Every regular file below ``directory`` (a copy of the metadata directory), sorted."""
+    root = Path(directory)
+    if not root.is_dir():
+        raise InputError(f"--dir {directory}: not a directory")
+    files: list[MetadataFile] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in sorted(filenames):
+            full = Path(dirpath) / name
+            files.append(MetadataFile(str(full), _read_text(full)))
+    return files
+
+
+def read_files(paths: list[str]) -> list[MetadataFile]:
+    """The named files, in order."""
+    out = []
+    for p in paths:
+        path = Path(p)
+        if not path.is_file():
+            raise InputError(f"-f {p}: no such file")
+        out.append(MetadataFile(p, _read_text(path)))
+    return out
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read: {exc}") from None
+
+
+@dataclass(frozen=True)
+class ExecTarget:
+    """Which container to read from, and how to reach the cluster."""
+
+    pod: str
+    namespace: str | None = None
+    container: str | None = None
+    context: str | None = None
+    kubeconfig: str | None = None
+    kubectl: str = "kubectl"
+    timeout: float = 60.0
+
+    def command(self, *args: str) -> list[str]:
+        cmd = [self.kubectl]
+        if self.kubeconfig:
+            cmd += ["--kubeconfig", self.kubeconfig]
+        if self.context:
+            cmd += ["--context", self.context]
+        if self.namespace:
+            cmd += ["-n", self.namespace]
+        cmd += ["exec", self.pod]
+        if self.container:
+            cmd += ["-c", self.container]
+        return cmd + ["--", *args]
+
+
+def _run(target: ExecTarget, *args: str) -> subprocess.CompletedProcess[str]:
+    if shutil.which(target.kubectl) is None:
+        raise ClusterAccessError(f"{target.kubectl!r} not found on PATH: it is needed to read files from pod/{target.pod}")
+    try:
+        return subprocess.run(target.command(*args), capture_output=True, text=True, timeout=target.timeout,
+                              stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise ClusterAccessError(f"pod/{target.pod}: kubectl exec timed out after {target.timeout:.0f}s") from None
+
+
+def _first_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else "no output"
+
+
+def read_container(target: ExecTarget, base: str = CONTAINER_DIR) -> list[MetadataFile]:
+    """Every file below ``base`` inside the container (empty when the directory is absent)."""
+    listing = _run(target, "find", base, "-type", "f")
+    if listing.returncode != 0:
+        err = listing.stderr or listing.stdout
+        if "No such file or directory" in err and base in err:
+            return []
+        if "executable file not found" in err or "not found" in _first_line(err).lower() and "find" in err:
+            raise ClusterAccessError(
+                f"pod/{target.pod}: the container has no `find`; copy the files out with "
+                f"`kubectl cp {target.pod}:{base} ./metadata` and use --dir ./metadata"
+            )
+        raise ClusterAccessError(f"pod/{target.pod}: kubectl exec failed: {_first_line(err)}")
+    files: list[MetadataFile] = []
+    for path in sorted(p.strip() for p in listing.stdout.splitlines() if p.strip()):
+        result = _run(target, "cat", path)
+        if result.returncode != 0:
+            raise ClusterAccessError(f"pod/{target.pod}: cannot read {path}: {_first_line(result.stderr)}")
+        files.append(MetadataFile(posixpath.normpath(path), result.stdout))
+    return files
