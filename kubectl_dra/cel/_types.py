@@ -1,0 +1,119 @@
+"""Proto message types that stand in for Kubernetes' opaque CEL types.
+
+cel-expr-python cannot carry custom Python objects as CEL values, only proto
+messages. So ``kubernetes.Quantity`` and ``kubernetes.Semver`` are small messages
+whose fields hold a *canonical* form: CEL's built-in message equality then agrees
+with ``Quantity.Equal`` / ``Semver.Equal`` upstream. ``kubernetes.DRADevice`` is
+only used by the type checker, so that ``device.foo`` and result types behave as
+in upstream's typed ``device`` object. The descriptors are built at import time
+(no protoc step).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any
+
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf import struct_pb2  # noqa: F401  (registers google/protobuf/struct.proto)
+
+PACKAGE = "kubernetes"
+QUANTITY_TYPE = "kubernetes.Quantity"
+SEMVER_TYPE = "kubernetes.Semver"
+DEVICE_TYPE = "kubernetes.DRADevice"
+#: the device type without ``allowMultipleAllocations`` (DRAConsumableCapacity off)
+DEVICE_TYPE_NO_MULTI = "kubernetes.DRADeviceV131"
+
+_STRING, _INT64, _BOOL, _MESSAGE = 9, 3, 8, 11
+_OPTIONAL, _REPEATED = 1, 3
+
+
+def _add_struct_map(msg: descriptor_pb2.DescriptorProto, name: str, number: int) -> None:
+    """Add ``map<string, google.protobuf.Struct> name`` (CEL sees map(string, map(string, dyn)))."""
+    entry = msg.nested_type.add(name=name[0].upper() + name[1:] + "Entry")
+    entry.options.map_entry = True
+    entry.field.add(name="key", number=1, type=_STRING, label=_OPTIONAL)
+    entry.field.add(name="value", number=2, type=_MESSAGE, label=_OPTIONAL,
+                    type_name=".google.protobuf.Struct")
+    msg.field.add(name=name, number=number, type=_MESSAGE, label=_REPEATED,
+                  type_name=f".{PACKAGE}.{msg.name}.{entry.name}")
+
+
+def _build_file() -> descriptor_pb2.FileDescriptorProto:
+    """Describe the Quantity, Semver and DRADevice messages."""
+    fdp = descriptor_pb2.FileDescriptorProto(
+        name="kubectl_dra/cel/kubernetes_types.proto", package=PACKAGE, syntax="proto3",
+        dependency=["google/protobuf/struct.proto"])
+    quantity = fdp.message_type.add(name="Quantity")
+    quantity.field.add(name="u", number=1, type=_STRING, label=_OPTIONAL)  # unscaled digits
+    quantity.field.add(name="s", number=2, type=_INT64, label=_OPTIONAL)   # decimal exponent
+    semver = fdp.message_type.add(name="Semver")
+    semver.field.add(name="v", number=1, type=_STRING, label=_OPTIONAL)    # version w/o build
+    for type_name, multi in ((DEVICE_TYPE, True), (DEVICE_TYPE_NO_MULTI, False)):
+        device = fdp.message_type.add(name=type_name.split(".", 1)[1])
+        device.field.add(name="driver", number=1, type=_STRING, label=_OPTIONAL)
+        if multi:
+            device.field.add(name="allowMultipleAllocations", number=2, type=_BOOL,
+                             label=_OPTIONAL)
+        _add_struct_map(device, "attributes", 3)
+        _add_struct_map(device, "capacity", 4)
+    return fdp
+
+
+def _register() -> descriptor_pool.DescriptorPool:
+    """Add our file to the default pool once (idempotent across reloads)."""
+    pool = descriptor_pool.Default()
+    try:
+        pool.FindMessageTypeByName(QUANTITY_TYPE)
+    except KeyError:
+        pool.Add(_build_file())
+    return pool
+
+
+POOL = _register()
+QuantityMsg: Any = message_factory.GetMessageClass(POOL.FindMessageTypeByName(QUANTITY_TYPE))
+SemverMsg: Any = message_factory.GetMessageClass(POOL.FindMessageTypeByName(SEMVER_TYPE))
+
+
+def canonical_decimal(value: Fraction) -> tuple[str, int]:
+    """Return (unscaled digits without trailing zeros, exponent) for a decimal value."""
+    if value == 0:
+        return "0", 0
+    num, den = value.numerator, value.denominator
+    twos = fives = 0
+    d = den
+    while d % 2 == 0:
+        d //= 2
+        twos += 1
+    while d % 5 == 0:
+        d //= 5
+        fives += 1
+    if d != 1:  # not a decimal; never produced by Kubernetes quantities
+        return f"{num}/{den}", 0
+    k = max(twos, fives)
+    unscaled = num * 10**k // den
+    exp = -k
+    while unscaled % 10 == 0:
+        unscaled //= 10
+        exp += 1
+    return str(unscaled), exp
+
+
+def quantity_msg_from_value(value: Fraction) -> Any:
+    """Build the canonical Quantity message for a numeric value."""
+    u, s = canonical_decimal(value)
+    return QuantityMsg(u=u, s=s)
+
+
+@lru_cache(maxsize=4096)
+def _value_of(u: str, s: int) -> Fraction:
+    """Numeric value of canonical (u, s)."""
+    if "/" in u:
+        return Fraction(u)
+    return Fraction(int(u)) * Fraction(10) ** s
+
+
+def quantity_value(msg: Any) -> Fraction:
+    """Numeric value of a Quantity message."""
+    return _value_of(msg.u, msg.s)

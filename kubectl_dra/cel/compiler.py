@@ -1,0 +1,209 @@
+"""Compile, check and evaluate DRA CEL expressions (the package's front door)."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+from google.protobuf import any_pb2
+
+from kubectl_dra.cel import environment, messages
+from kubectl_dra.cel._proto import checked_pb2
+from kubectl_dra.cel.device import DeviceInput
+from kubectl_dra.cel.rewrite import rewrite
+from kubectl_dra.errors import CELCompileError, CELRuntimeError
+
+#: upstream resourceapi.CELSelectorExpressionMaxCost
+MAX_COST = 1_000_000
+#: upstream resourceapi.CELSelectorExpressionMaxLength (bytes)
+MAX_LENGTH = 10 * 1024
+_RESULT_KINDS = ("bool", "any")
+_CACHE_SIZE = 1024
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """What apiserver validation concludes about one expression.
+
+    ``errors`` hold upstream's ``Detail`` texts (compile errors already start with
+    ``compilation failed: ``; a wrong result type reads ``must evaluate to bool or
+    the unknown type, not int``). ``reason`` is the field-error type to report:
+    ``"TooLong"``, ``"Invalid"``, ``"Forbidden"`` (cost) or None when valid.
+    """
+
+    errors: list[str] = field(default_factory=list)
+    cost: int | None = None
+    reason: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when the expression passes validation."""
+        return self.reason is None
+
+
+def _unpack_checked(expr: Any) -> Any:
+    """The CheckedExpr behind an engine Expression."""
+    wrapper = any_pb2.Any()
+    wrapper.ParseFromString(expr.serialize())
+    checked = checked_pb2.CheckedExpr()
+    wrapper.Unpack(checked)
+    return checked
+
+
+def _python_value(value: Any) -> Any:
+    """Engine value → Python (Quantity/Version for the Kubernetes types)."""
+    from kubectl_dra.cel import _types
+    from kubectl_dra.cel.library import quantity_from_msg, semver_version
+
+    if isinstance(value, list):
+        return [_python_value(v) for v in value]
+    if isinstance(value, dict):
+        return {_python_value(k): _python_value(v) for k, v in value.items()}
+    descriptor = getattr(value, "DESCRIPTOR", None)
+    if descriptor is not None:
+        if descriptor.full_name == _types.QUANTITY_TYPE:
+            return quantity_from_msg(value)
+        if descriptor.full_name == _types.SEMVER_TYPE:
+            return semver_version(value)
+    return value
+
+
+class CompiledExpression:
+    """A checked, rewritten expression ready to evaluate against devices."""
+
+    __slots__ = ("expression", "result", "output_type", "_checked", "_program", "_cost",
+                 "_cost_lock")
+
+    def __init__(self, expression: str, result: str, checked: Any, program: Any,
+                 output_type: str) -> None:
+        self.expression = expression
+        self.result = result
+        #: result type as cel-go prints it (``bool``, ``dyn``, ``list(string)``, ...)
+        self.output_type = output_type
+        self._checked = checked
+        self._program = program
+        self._cost: int | None = None
+        self._cost_lock = threading.Lock()
+
+    @property
+    def cost(self) -> int:
+        """Estimated worst-case cost (upstream's ``MaxCost``), computed on first use."""
+        if self._cost is None:
+            from kubectl_dra.cel.cost import estimate_cost
+
+            with self._cost_lock:
+                if self._cost is None:
+                    self._cost = estimate_cost(self._checked)
+        return self._cost
+
+    def _eval(self, device: DeviceInput) -> Any:
+        """Evaluate; returns the engine Value or raises CELRuntimeError."""
+        if device.error is not None:
+            raise CELRuntimeError(device.error)
+        value = self._program.eval(device.activation())
+        return value
+
+    def matches(self, device: DeviceInput) -> bool:
+        """Evaluate as a selector: True/False, or CELRuntimeError (upstream text)."""
+        if device.error is not None:
+            raise CELRuntimeError(device.error)
+        value = self._program.eval(device.activation())
+        raw = value.value()
+        if raw is True or raw is False:
+            return raw
+        type_name = value.type().name()
+        if type_name == "ERROR":
+            raise CELRuntimeError(messages.runtime_error_text(raw))
+        go_type = messages.value_type_text(type_name)
+        raise CELRuntimeError(
+            f"CEL result of type {go_type} could not be converted to bool: "
+            f"type conversion error from '{go_type}' to 'bool'")
+
+    def evaluate(self, device: DeviceInput) -> Any:
+        """Evaluate and return the result as Python data; CELRuntimeError on error."""
+        value = self._eval(device)
+        if value.type().name() == "ERROR":
+            raise CELRuntimeError(messages.runtime_error_text(value.value()))
+        return _python_value(value.plain_value())
+
+    def __repr__(self) -> str:
+        return f"CompiledExpression({self.expression!r})"
+
+
+def _check(expression: str, result: str, consumable_capacity: bool,
+           list_type_attributes: bool) -> tuple[Any, str]:
+    """Type-check in the feature-specific env; returns (CheckedExpr, output type)."""
+    if result not in _RESULT_KINDS:
+        raise ValueError(f"result must be one of {_RESULT_KINDS}, not {result!r}")
+    env = environment.check_env(consumable_capacity=consumable_capacity,
+                                list_type_attributes=list_type_attributes)
+    try:
+        checked = _unpack_checked(env.compile(expression))
+    except RuntimeError as err:
+        raise CELCompileError("compilation failed: " + messages.compile_error_text(str(err))) from None
+    root_type = checked.type_map.get(checked.expr.id)
+    output_type = messages.type_text(root_type) if root_type is not None else "dyn"
+    if result == "bool" and output_type not in ("bool", "dyn"):
+        raise CELCompileError(f"must evaluate to bool or the unknown type, not {output_type}")
+    return checked, output_type
+
+
+def _build(expression: str, result: str) -> CompiledExpression:
+    """Check (all features, as the scheduler's StoredExpressions env), rewrite, load."""
+    checked, output_type = _check(expression, result, True, True)
+    parsed = rewrite(checked)
+    wrapper = any_pb2.Any()
+    wrapper.Pack(parsed)
+    try:
+        program = environment.runtime_env().deserialize(wrapper.SerializeToString())
+    except RuntimeError as err:  # a rewrite produced something the engine rejects
+        raise CELCompileError(
+            "compilation failed: internal rewrite error: " + messages.compile_error_text(str(err))
+        ) from None
+    return CompiledExpression(expression, result, checked, program, output_type)
+
+
+_cache: OrderedDict[tuple[str, str], CompiledExpression] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def compile_expression(expression: str, *, result: str = "bool") -> CompiledExpression:
+    """Compile an expression (LRU-cached; compile errors are not cached, as upstream)."""
+    key = (expression, result)
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is not None:
+            _cache.move_to_end(key)
+            return hit
+    compiled = _build(expression, result)
+    with _cache_lock:
+        _cache[key] = compiled
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return compiled
+
+
+def check_expression(expression: str, *, result: str = "bool", stored: bool = False,
+                     consumable_capacity: bool = True,
+                     list_type_attributes: bool = True) -> CheckResult:
+    """Validate an expression as the apiserver does: length, compile, estimated cost.
+
+    ``stored=True`` selects upstream's StoredExpressions env (every feature on);
+    otherwise the feature flags pick the NewExpressions declarations.
+    """
+    if len(expression.encode("utf-8")) > MAX_LENGTH:
+        return CheckResult([f"must have at most {MAX_LENGTH} bytes"], None, "TooLong")
+    if stored:
+        consumable_capacity = list_type_attributes = True
+    try:
+        checked, _ = _check(expression, result, consumable_capacity, list_type_attributes)
+    except CELCompileError as err:
+        return CheckResult([err.message], None, "Invalid")
+    from kubectl_dra.cel.cost import estimate_cost
+
+    cost = estimate_cost(checked)
+    if cost > MAX_COST:
+        return CheckResult(["too complex, exceeds cost limit"], cost, "Forbidden")
+    return CheckResult([], cost, None)

@@ -1,0 +1,320 @@
+"""Kubernetes CEL libraries (quantity, semver, regex) as cel-expr-python functions.
+
+Semantics follow k8s.io/apiserver/pkg/cel/library (quantity, semver, regex). The
+engine dispatches Python callbacks by value *kind*, and every message has the kind
+"struct", so ``isGreaterThan(Quantity, Quantity)`` and ``isGreaterThan(Semver,
+Semver)`` cannot both carry an implementation: the first overload of a name gets
+one implementation that dispatches on the message class; the others are
+declaration-only (the type checker still sees them).
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any, Callable
+
+from cel_expr_python import cel
+
+from kubectl_dra.cel import _types
+from kubectl_dra.cel._types import QuantityMsg, SemverMsg, quantity_msg_from_value, quantity_value
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+QT = cel.Type(_types.QUANTITY_TYPE)
+ST = cel.Type(_types.SEMVER_TYPE)
+T = cel.Type
+#: name of the runtime-only helper that turns a string into an evaluation error
+FAIL_FUNCTION = "__dra_fail"
+
+
+class LibraryError(Exception):
+    """An error raised inside a library function; becomes a CEL runtime error."""
+
+
+# --- conversions -----------------------------------------------------------------
+
+
+@lru_cache(maxsize=4096)
+def parse_quantity_msg(text: str) -> Any:
+    """Parse a Kubernetes quantity string into its canonical message (cached)."""
+    from kubectl_dra.quantity import Quantity
+
+    return quantity_msg(Quantity.parse(text))
+
+
+#: canonical (u, s) -> a Quantity seen with that value, to give results a familiar format
+_SEEN_QUANTITIES: dict[tuple[str, int], Any] = {}
+
+
+def quantity_msg(quantity: Any) -> Any:
+    """The canonical message of a kubectl_dra.quantity.Quantity."""
+    mantissa, exponent = quantity.as_decimal_parts()
+    if mantissa == 0:
+        exponent = 0
+    key = (str(mantissa), exponent)
+    if len(_SEEN_QUANTITIES) < 65536:
+        _SEEN_QUANTITIES.setdefault(key, quantity)
+    return QuantityMsg(u=key[0], s=exponent)
+
+
+def quantity_from_msg(msg: Any) -> Any:
+    """The kubectl_dra.quantity.Quantity for a Quantity message (format from a seen twin)."""
+    from kubectl_dra.quantity import Quantity
+
+    seen = _SEEN_QUANTITIES.get((msg.u, msg.s))
+    if seen is not None:
+        return seen
+    if "/" in msg.u:
+        return Quantity.from_fraction(quantity_value(msg))
+    return Quantity(int(msg.u), msg.s)
+
+
+def semver_canonical(version: Any) -> str:
+    """The version string without build metadata (what ``Semver.Equal`` compares)."""
+    return str(version).split("+", 1)[0]
+
+
+@lru_cache(maxsize=4096)
+def parse_semver_msg(text: str, normalize: bool = False) -> Any:
+    """Parse a semantic version (blang/semver, optionally normalized) into a message."""
+    from kubectl_dra.semver import Version
+
+    version = Version.parse_normalized(text) if normalize else Version.parse(text)
+    return SemverMsg(v=semver_canonical(version))
+
+
+@lru_cache(maxsize=4096)
+def _version(text: str) -> Any:
+    """The Version object for a canonical semver string (cached)."""
+    from kubectl_dra.semver import Version
+
+    return Version.parse(text)
+
+
+def semver_version(msg: Any) -> Any:
+    """The kubectl_dra.semver.Version of a Semver message."""
+    return _version(msg.v)
+
+
+def _is_quantity_msg(value: Any) -> bool:
+    """True for a Quantity message (robust to the engine's message class)."""
+    return value.DESCRIPTOR.full_name == _types.QUANTITY_TYPE
+
+
+def _compare(a: Any, b: Any) -> int:
+    """Three-way comparison of two Quantity or two Semver messages."""
+    if _is_quantity_msg(a):
+        x, y = quantity_value(a), quantity_value(b)
+    else:
+        x, y = semver_version(a), semver_version(b)
+    return (x > y) - (x < y)
+
+
+# --- quantity ----------------------------------------------------------------------
+
+
+def _quantity(text: str) -> Any:
+    """quantity(string): parse or fail like resource.ParseQuantity."""
+    from kubectl_dra.quantity import QuantityError
+
+    try:
+        return parse_quantity_msg(text)
+    except QuantityError as err:
+        raise LibraryError(str(err)) from None
+
+
+def _is_quantity(text: str) -> bool:
+    """isQuantity(string)."""
+    from kubectl_dra.quantity import QuantityError
+
+    try:
+        parse_quantity_msg(text)
+    except QuantityError:
+        return False
+    return True
+
+
+def _sign(q: Any) -> int:
+    """sign(Quantity) -> -1, 0, 1."""
+    v = quantity_value(q)
+    return (v > 0) - (v < 0)
+
+
+def _as_integer(q: Any) -> int:
+    """asInteger(): the value as int64, or an error."""
+    v = quantity_value(q)
+    if v.denominator != 1 or not INT64_MIN <= v.numerator <= INT64_MAX:
+        raise LibraryError("cannot convert value to integer")
+    return v.numerator
+
+
+def _is_integer(q: Any) -> bool:
+    """isInteger(): whether asInteger() would succeed."""
+    v = quantity_value(q)
+    return v.denominator == 1 and INT64_MIN <= v.numerator <= INT64_MAX
+
+
+def _as_float(q: Any) -> float:
+    """asApproximateFloat()."""
+    try:
+        return float(quantity_value(q))
+    except OverflowError:
+        return float("inf") if quantity_value(q) > 0 else float("-inf")
+
+
+def _add(a: Any, b: Any) -> Any:
+    """Quantity + Quantity."""
+    return quantity_msg_from_value(quantity_value(a) + quantity_value(b))
+
+
+def _add_int(a: Any, b: int) -> Any:
+    """Quantity + int."""
+    return quantity_msg_from_value(quantity_value(a) + b)
+
+
+def _sub(a: Any, b: Any) -> Any:
+    """Quantity - Quantity."""
+    return quantity_msg_from_value(quantity_value(a) - quantity_value(b))
+
+
+def _sub_int(a: Any, b: int) -> Any:
+    """Quantity - int."""
+    return quantity_msg_from_value(quantity_value(a) - b)
+
+
+def _mul_int(a: Any, b: int) -> Any:
+    """Quantity * int."""
+    return quantity_msg_from_value(quantity_value(a) * b)
+
+
+# --- semver ------------------------------------------------------------------------
+
+
+def _semver(text: str, normalize: bool = False) -> Any:
+    """semver(string[, normalize])."""
+    from kubectl_dra.semver import SemverError
+
+    try:
+        return parse_semver_msg(text, bool(normalize))
+    except SemverError as err:
+        raise LibraryError(str(err)) from None
+
+
+def _is_semver(text: str, normalize: bool = False) -> bool:
+    """isSemver(string[, normalize])."""
+    from kubectl_dra.semver import SemverError
+
+    try:
+        parse_semver_msg(text, bool(normalize))
+    except SemverError:
+        return False
+    return True
+
+
+# --- shared comparisons --------------------------------------------------------------
+
+
+def _is_greater_than(a: Any, b: Any) -> bool:
+    """isGreaterThan for Quantity or Semver."""
+    return _compare(a, b) == 1
+
+
+def _is_less_than(a: Any, b: Any) -> bool:
+    """isLessThan for Quantity or Semver."""
+    return _compare(a, b) == -1
+
+
+# --- regex -------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=256)
+def _regex(pattern: str) -> re.Pattern[str]:
+    """Compile a regular expression (RE2 syntax mostly equals Python's)."""
+    try:
+        return re.compile(pattern)
+    except re.error as err:
+        raise LibraryError(f"Illegal regular expression: {err}") from None
+
+
+def _find(text: str, pattern: str) -> str:
+    """find(): the first match or the empty string."""
+    m = _regex(pattern).search(text)
+    return m.group(0) if m else ""
+
+
+def _find_all(text: str, pattern: str, limit: int = -1) -> list[str]:
+    """findAll(): all matches (at most ``limit`` when >= 0)."""
+    if limit == 0:
+        return []
+    out = [m.group(0) for m in _regex(pattern).finditer(text)]
+    return out if limit < 0 else out[:limit]
+
+
+def _fail(message: str) -> Any:
+    """Runtime-only helper used by rewrites: always an evaluation error."""
+    raise LibraryError(message)
+
+
+# --- declarations ------------------------------------------------------------------
+
+
+def _ov(oid: str, ret: Any, params: list[Any], member: bool = False,
+        impl: Callable[..., Any] | None = None) -> Any:
+    """One overload (declaration-only when impl is None)."""
+    if impl is None:
+        return cel.Overload(oid, ret, params, is_member=member)
+    return cel.Overload(oid, ret, params, is_member=member, impl=impl)
+
+
+def function_decls(*, includes: bool, runtime: bool) -> list[Any]:
+    """The Kubernetes functions; ``includes`` adds the DRA includes() declaration
+    (check envs only: calls are rewritten before evaluation); ``runtime`` adds
+    the internal failure helper."""
+    decls = [
+        cel.FunctionDecl("quantity", [_ov("string_to_quantity", QT, [T.STRING], impl=_quantity)]),
+        cel.FunctionDecl("isQuantity", [_ov("is_quantity_string", T.BOOL, [T.STRING], impl=_is_quantity)]),
+        cel.FunctionDecl("sign", [_ov("quantity_sign", T.INT, [QT], impl=_sign)]),
+        cel.FunctionDecl("isGreaterThan", [
+            _ov("quantity_is_greater_than", T.BOOL, [QT, QT], True, _is_greater_than),
+            _ov("semver_is_greater_than", T.BOOL, [ST, ST], True)]),
+        cel.FunctionDecl("isLessThan", [
+            _ov("quantity_is_less_than", T.BOOL, [QT, QT], True, _is_less_than),
+            _ov("semver_is_less_than", T.BOOL, [ST, ST], True)]),
+        cel.FunctionDecl("compareTo", [
+            _ov("quantity_compare_to", T.INT, [QT, QT], True, _compare),
+            _ov("semver_compare_to", T.INT, [ST, ST], True)]),
+        cel.FunctionDecl("asApproximateFloat", [_ov("quantity_get_float", T.DOUBLE, [QT], True, _as_float)]),
+        cel.FunctionDecl("asInteger", [_ov("quantity_get_int", T.INT, [QT], True, _as_integer)]),
+        cel.FunctionDecl("isInteger", [_ov("quantity_is_integer", T.BOOL, [QT], True, _is_integer)]),
+        cel.FunctionDecl("add", [
+            _ov("quantity_add", QT, [QT, QT], True, _add),
+            _ov("quantity_add_int", QT, [QT, T.INT], True, _add_int)]),
+        cel.FunctionDecl("sub", [
+            _ov("quantity_sub", QT, [QT, QT], True, _sub),
+            _ov("quantity_sub_int", QT, [QT, T.INT], True, _sub_int)]),
+        cel.FunctionDecl("mul", [_ov("quantity_multiply_int", QT, [QT, T.INT], True, _mul_int)]),
+        cel.FunctionDecl("semver", [
+            _ov("string_to_semver", ST, [T.STRING], impl=_semver),
+            _ov("string_bool_to_semver", ST, [T.STRING, T.BOOL], impl=_semver)]),
+        cel.FunctionDecl("isSemver", [
+            _ov("is_semver_string", T.BOOL, [T.STRING], impl=_is_semver),
+            _ov("is_semver_string_bool", T.BOOL, [T.STRING, T.BOOL], impl=_is_semver)]),
+        cel.FunctionDecl("major", [_ov("semver_major", T.INT, [ST], True, lambda v: semver_version(v).major)]),
+        cel.FunctionDecl("minor", [_ov("semver_minor", T.INT, [ST], True, lambda v: semver_version(v).minor)]),
+        cel.FunctionDecl("patch", [_ov("semver_patch", T.INT, [ST], True, lambda v: semver_version(v).patch)]),
+        cel.FunctionDecl("find", [_ov("string_find_string", T.STRING, [T.STRING, T.STRING], True, _find)]),
+        cel.FunctionDecl("findAll", [
+            _ov("string_find_all_string", cel.Type.List(T.STRING),
+                [T.STRING, T.STRING], True, _find_all),
+            _ov("string_find_all_string_int", cel.Type.List(T.STRING),
+                [T.STRING, T.STRING, T.INT], True, _find_all)]),
+    ]
+    if includes:
+        decls.append(cel.FunctionDecl("includes", [
+            _ov("dra_includes_dyn_dyn", T.BOOL, [T.DYN, T.DYN], True)]))
+    if runtime:
+        decls.append(cel.FunctionDecl(FAIL_FUNCTION, [
+            _ov("dra_fail_string", T.DYN, [T.STRING], impl=_fail)]))
+    return decls

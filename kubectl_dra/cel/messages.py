@@ -1,0 +1,105 @@
+"""Translate cel-cpp's error texts into the texts upstream (cel-go) prints.
+
+Users and conformance scenarios see upstream's wording ("no such key: x"), so the
+engine's status prefixes and phrasing are mapped here, in one table.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+#: the hint upstream's EnhanceRuntimeError appends to "no such key" errors
+NO_SUCH_KEY_HINT = (
+    ". consider using CEL optional chaining (.? followed by orValue()) or guarding the "
+    "check with has() for optional fields")
+
+_STATUS_PREFIX = re.compile(
+    r"^(?:(?:INVALID_ARGUMENT|UNKNOWN|NOT_FOUND|OUT_OF_RANGE|INTERNAL|FAILED_PRECONDITION|"
+    r"RESOURCE_EXHAUSTED|UNIMPLEMENTED|ALREADY_EXISTS|CANCELLED|DEADLINE_EXCEEDED|ABORTED|"
+    r"UNAVAILABLE|DATA_LOSS|PERMISSION_DENIED|UNAUTHENTICATED): )+")
+_STATUS_SUFFIX = re.compile(r"\s*\[[A-Z_]+\]\s*$")
+_NIL_PARSETREE = re.compile(r"\n?ERROR: <input>:-1:-1: <<nil>> parsetree")
+_NOT_IN_STRUCT = re.compile(r" not found in struct '[^']*'")
+_KEY_NOT_FOUND = re.compile(r'Key not found in map\s*:\s*"?(.*?)"?$', re.S)
+_NO_OVERLOAD = re.compile(r"No matching overloads found\s*:\s*(.*)$", re.S)
+
+_RUNTIME_TEXT = (
+    ("divide by zero", "division by zero"),
+    ("modulus by zero", "modulus by zero"),
+    ("Iteration budget exceeded", "operation cancelled: actual cost limit exceeded"),
+)
+
+
+def compile_error_text(raw: str) -> str:
+    """cel-cpp compile error → ``ERROR: <input>:L:C: ...`` text as cel-go prints it."""
+    text = _STATUS_SUFFIX.sub("", _STATUS_PREFIX.sub("", raw.strip()))
+    text = _NIL_PARSETREE.sub("", text)
+    return _NOT_IN_STRUCT.sub("", text)
+
+
+def runtime_error_text(raw: str) -> str:
+    """cel-cpp evaluation error → upstream's text (with the "no such key" hint)."""
+    text = _STATUS_PREFIX.sub("", str(raw).strip())
+    m = _KEY_NOT_FOUND.search(text)
+    if m:
+        return f"no such key: {m.group(1)}{NO_SUCH_KEY_HINT}"
+    m = _NO_OVERLOAD.search(text)
+    if m:
+        return f"no such overload: {m.group(1).replace('int64', 'int').replace('uint64', 'uint')}"
+    for needle, replacement in _RUNTIME_TEXT:
+        if needle in text:
+            return replacement
+    return text
+
+
+_PRIMITIVES = {1: "bool", 2: "int", 3: "uint", 4: "double", 5: "string", 6: "bytes"}
+_WELL_KNOWN = {1: "any", 2: "google.protobuf.Timestamp", 3: "google.protobuf.Duration"}
+
+
+def type_text(t: Any) -> str:
+    """A cel.expr.Type as cel-go's ``Type.String()`` prints it (``list(string)``)."""
+    kind = t.WhichOneof("type_kind")
+    if kind == "primitive":
+        return _PRIMITIVES.get(t.primitive, "unknown")
+    if kind == "list_type":
+        return f"list({type_text(t.list_type.elem_type)})"
+    if kind == "map_type":
+        return f"map({type_text(t.map_type.key_type)}, {type_text(t.map_type.value_type)})"
+    if kind == "message_type":
+        if t.message_type == "google.protobuf.Struct":
+            return "map(string, dyn)"
+        if t.message_type == "google.protobuf.Value":
+            return "dyn"
+        return t.message_type
+    if kind == "well_known":
+        return _WELL_KNOWN.get(t.well_known, "unknown")
+    if kind == "null":
+        return "null_type"
+    if kind == "type":
+        return f"type({type_text(t.type)})"
+    if kind == "abstract_type":
+        params = ", ".join(type_text(p) for p in t.abstract_type.parameter_types)
+        return f"{t.abstract_type.name}({params})" if params else t.abstract_type.name
+    if kind == "wrapper":
+        return f"wrapper({_PRIMITIVES.get(t.wrapper, 'unknown')})"
+    if kind == "type_param":
+        return t.type_param
+    return "dyn" if kind in ("dyn", None) else kind
+
+
+_VALUE_TYPE_NAMES = {
+    "BOOL": "bool", "INT": "int", "UINT": "uint", "DOUBLE": "double", "STRING": "string",
+    "BYTES": "bytes", "NULL": "null_type", "TIMESTAMP": "google.protobuf.Timestamp",
+    "DURATION": "google.protobuf.Duration", "TYPE": "type",
+}
+
+
+def value_type_text(name: str) -> str:
+    """A cel-cpp value type name (``LIST<DYN>``) as cel-go's TypeName (``list``)."""
+    base = name.split("<", 1)[0]
+    if base in _VALUE_TYPE_NAMES:
+        return _VALUE_TYPE_NAMES[base]
+    if base in ("LIST", "MAP"):
+        return base.lower()
+    return name

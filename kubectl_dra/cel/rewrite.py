@@ -1,0 +1,307 @@
+"""AST rewrites that make cel-cpp behave like upstream's DRA CEL runtime.
+
+Input is the type-checked tree of an expression; output is a new parsed tree that
+the runtime environment loads. Rewrites:
+
+* ``device.attributes[k]`` / ``device.capacity[k]`` (and ``.k`` selects) become
+  ``device.attributes[?k].orValue({})``: an unknown domain is an empty map, as
+  with upstream's defaulting map; ``in``, ``size()`` and iteration stay native.
+* ``has(device.attributes.x)`` is always true upstream (the defaulting map's
+  ``Find`` always reports found): it becomes ``true``.
+* ``x.includes(y)`` becomes native CEL with upstream's semantics (first 48 list
+  items, error past that, scalar equality otherwise).
+* a comprehension over a ``dyn`` range fails like cel-go
+  (``got 'types.Int', expected iterable type``) instead of with cel-cpp's text.
+* ``quantity("lit")`` / ``semver("lit"[, b])`` with valid literals are folded
+  into message literals, so evaluation does not call into Python.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from kubectl_dra.cel import _types
+from kubectl_dra.cel._proto import checked_pb2, syntax_pb2
+from kubectl_dra.cel.library import FAIL_FUNCTION, parse_quantity_msg, parse_semver_msg
+
+#: upstream's resourceapi.ResourceSliceMaxAttributeValuesPerDevice
+INCLUDES_MAX_ITEMS = 48
+INCLUDES_TOO_LONG = (
+    f"'includes' function cannot be applied to lists longer than {INCLUDES_MAX_ITEMS} values")
+_DEFAULTING_FIELDS = ("attributes", "capacity")
+
+# cel-go's type names in "got '<type>', expected iterable type"
+_ITERABLE_TYPE_NAMES = (
+    (("int",), "types.Int"), (("bool",), "types.Bool"), (("string",), "types.String"),
+    (("double",), "types.Double"), (("uint",), "types.Uint"), (("bytes",), "types.Bytes"),
+    (("null_type",), "types.Null"), (("kubernetes", "Semver"), "cel.Semver"),
+    (("kubernetes", "Quantity"), "cel.Quantity"),
+)
+
+Expr = syntax_pb2.Expr
+
+
+def _walk(expr: Any) -> Iterator[Any]:
+    """Yield every node of a tree."""
+    yield expr
+    kind = expr.WhichOneof("expr_kind")
+    if kind == "select_expr":
+        yield from _walk(expr.select_expr.operand)
+    elif kind == "call_expr":
+        if expr.call_expr.HasField("target"):
+            yield from _walk(expr.call_expr.target)
+        for arg in expr.call_expr.args:
+            yield from _walk(arg)
+    elif kind == "list_expr":
+        for el in expr.list_expr.elements:
+            yield from _walk(el)
+    elif kind == "struct_expr":
+        for entry in expr.struct_expr.entries:
+            if entry.HasField("map_key"):
+                yield from _walk(entry.map_key)
+            yield from _walk(entry.value)
+    elif kind == "comprehension_expr":
+        c = expr.comprehension_expr
+        for part in (c.iter_range, c.accu_init, c.loop_condition, c.loop_step, c.result):
+            yield from _walk(part)
+
+
+class Rewriter:
+    """Rewrites one checked expression into a runnable parsed expression."""
+
+    def __init__(self, checked: Any, fold_literals: bool = True) -> None:
+        self.checked = checked
+        self.fold_literals = fold_literals
+        self._next_id = max(node.id for node in _walk(checked.expr)) + 1
+
+    # --- node builders ---------------------------------------------------------------
+
+    def _new(self) -> Any:
+        """A fresh node with a new id."""
+        node = Expr(id=self._next_id)
+        self._next_id += 1
+        return node
+
+    def ident(self, name: str) -> Any:
+        node = self._new()
+        node.ident_expr.name = name
+        return node
+
+    def const(self, value: Any) -> Any:
+        node = self._new()
+        if isinstance(value, bool):
+            node.const_expr.bool_value = value
+        elif isinstance(value, int):
+            node.const_expr.int64_value = value
+        else:
+            node.const_expr.string_value = value
+        return node
+
+    def select(self, operand: Any, field: str) -> Any:
+        node = self._new()
+        node.select_expr.operand.CopyFrom(operand)
+        node.select_expr.field = field
+        return node
+
+    def call(self, function: str, *args: Any, target: Any = None) -> Any:
+        node = self._new()
+        node.call_expr.function = function
+        if target is not None:
+            node.call_expr.target.CopyFrom(target)
+        for arg in args:
+            node.call_expr.args.add().CopyFrom(arg)
+        return node
+
+    def empty_map(self) -> Any:
+        node = self._new()
+        node.struct_expr.SetInParent()
+        return node
+
+    def message(self, type_name: str, **fields: Any) -> Any:
+        node = self._new()
+        node.struct_expr.message_name = type_name
+        for key, value in fields.items():
+            entry = node.struct_expr.entries.add(id=self._next_id, field_key=key)
+            self._next_id += 1
+            entry.value.CopyFrom(self.const(value))
+        return node
+
+    def bind(self, var: str, init: Any, body: Any) -> Any:
+        """cel.bind(var, init, body) in its macro-expanded form."""
+        node = self._new()
+        c = node.comprehension_expr
+        c.iter_var = "#unused"
+        c.iter_range.CopyFrom(self._new())
+        c.iter_range.list_expr.SetInParent()
+        c.accu_var = var
+        c.accu_init.CopyFrom(init)
+        c.loop_condition.CopyFrom(self.const(False))
+        c.loop_step.CopyFrom(self.ident(var))
+        c.result.CopyFrom(body)
+        return node
+
+    def cond(self, test: Any, yes: Any, no: Any) -> Any:
+        return self.call("_?_:_", test, yes, no)
+
+    def type_is(self, var: str, type_path: tuple[str, ...]) -> Any:
+        type_expr = self.ident(type_path[0])
+        for part in type_path[1:]:
+            type_expr = self.select(type_expr, part)
+        return self.call("_==_", self.call("type", self.ident(var)), type_expr)
+
+    # --- helpers -----------------------------------------------------------------------
+
+    def _is_type_dyn(self, node: Any) -> bool:
+        t = self.checked.type_map.get(node.id)
+        return t is not None and t.WhichOneof("type_kind") == "dyn"
+
+    @staticmethod
+    def _is_defaulting_map(node: Any) -> bool:
+        """True for ``device.attributes`` / ``device.capacity``."""
+        return (node.WhichOneof("expr_kind") == "select_expr"
+                and not node.select_expr.test_only
+                and node.select_expr.field in _DEFAULTING_FIELDS
+                and node.select_expr.operand.WhichOneof("expr_kind") == "ident_expr"
+                and node.select_expr.operand.ident_expr.name == "device")
+
+    def _default_lookup(self, map_expr: Any, key: Any) -> Any:
+        """``map_expr[?key].orValue({})``."""
+        return self.call("orValue", self.empty_map(),
+                         target=self.call("_[?_]", map_expr, key))
+
+    # --- rewrites ----------------------------------------------------------------------
+
+    def rewrite(self) -> Any:
+        """Return the rewritten ParsedExpr."""
+        out = syntax_pb2.ParsedExpr()
+        out.expr.CopyFrom(self._rw(self.checked.expr))
+        out.source_info.CopyFrom(self.checked.source_info)
+        return out
+
+    def _rw(self, node: Any) -> Any:
+        kind = node.WhichOneof("expr_kind")
+        if kind == "select_expr":
+            return self._rw_select(node)
+        if kind == "call_expr":
+            return self._rw_call(node)
+        if kind == "comprehension_expr":
+            return self._rw_comprehension(node)
+        out = Expr()
+        out.CopyFrom(node)
+        if kind == "list_expr":
+            del out.list_expr.elements[:]
+            for el in node.list_expr.elements:
+                out.list_expr.elements.add().CopyFrom(self._rw(el))
+        elif kind == "struct_expr":
+            for i, entry in enumerate(node.struct_expr.entries):
+                if entry.HasField("map_key"):
+                    out.struct_expr.entries[i].map_key.CopyFrom(self._rw(entry.map_key))
+                out.struct_expr.entries[i].value.CopyFrom(self._rw(entry.value))
+        return out
+
+    def _rw_select(self, node: Any) -> Any:
+        sel = node.select_expr
+        if self._is_defaulting_map(sel.operand):
+            if sel.test_only:
+                out = self.const(True)
+                out.id = node.id
+                return out
+            out = self._default_lookup(self._rw(sel.operand), self.const(sel.field))
+            out.id = node.id
+            return out
+        out = Expr()
+        out.CopyFrom(node)
+        out.select_expr.operand.CopyFrom(self._rw(sel.operand))
+        return out
+
+    def _rw_call(self, node: Any) -> Any:
+        call = node.call_expr
+        args = [self._rw(a) for a in call.args]
+        target = self._rw(call.target) if call.HasField("target") else None
+        if call.function == "_[_]" and target is None and self._is_defaulting_map(call.args[0]):
+            out = self._default_lookup(args[0], args[1])
+        elif call.function == "includes" and target is not None and len(args) == 1:
+            out = self._includes(target, args[0])
+        elif self.fold_literals and target is None and (folded := self._fold(call)) is not None:
+            out = folded
+        else:
+            out = Expr()
+            out.CopyFrom(node)
+            del out.call_expr.args[:]
+            for a in args:
+                out.call_expr.args.add().CopyFrom(a)
+            if target is not None:
+                out.call_expr.target.CopyFrom(target)
+            return out
+        out.id = node.id
+        return out
+
+    def _fold(self, call: Any) -> Any | None:
+        """Fold quantity()/semver() of valid string literals into message literals."""
+        consts = []
+        for arg in call.args:
+            if arg.WhichOneof("expr_kind") != "const_expr":
+                return None
+            consts.append(getattr(arg.const_expr, arg.const_expr.WhichOneof("constant_kind")))
+        try:
+            if call.function == "quantity" and len(consts) == 1 and isinstance(consts[0], str):
+                msg = parse_quantity_msg(consts[0])
+                return self.message(_types.QUANTITY_TYPE, u=msg.u, s=msg.s)
+            if (call.function == "semver" and 1 <= len(consts) <= 2 and isinstance(consts[0], str)
+                    and (len(consts) == 1 or isinstance(consts[1], bool))):
+                msg = parse_semver_msg(consts[0], len(consts) == 2 and consts[1])
+                return self.message(_types.SEMVER_TYPE, v=msg.v)
+        except Exception:  # invalid literal: keep the call, it fails at runtime as upstream
+            return None
+        return None
+
+    def _includes(self, target: Any, arg: Any) -> Any:
+        """Native-CEL form of ``target.includes(arg)``."""
+        t, a = f"@dra_t{self._next_id}", f"@dra_a{self._next_id}"
+        too_long = self.call("_>_", self.call("size", target=self.ident(t)),
+                             self.const(INCLUDES_MAX_ITEMS))
+        head = self.cond(too_long, self.call("slice", self.const(0),
+                                             self.const(INCLUDES_MAX_ITEMS), target=self.ident(t)),
+                         self.ident(t))
+        too_long2 = self.call("_>_", self.call("size", target=self.ident(t)),
+                              self.const(INCLUDES_MAX_ITEMS))
+        in_list = self.cond(
+            self.call("@in", self.ident(a), head), self.const(True),
+            self.cond(too_long2, self.call(FAIL_FUNCTION, self.const(INCLUDES_TOO_LONG)),
+                      self.const(False)))
+        body = self.cond(self.type_is(t, ("list",)), in_list,
+                         self.call("_==_", self.ident(t), self.ident(a)))
+        return self.bind(t, target, self.bind(a, arg, body))
+
+    def _rw_comprehension(self, node: Any) -> Any:
+        out = Expr()
+        out.CopyFrom(node)
+        c, src = out.comprehension_expr, node.comprehension_expr
+        c.iter_range.CopyFrom(self._rw(src.iter_range))
+        c.accu_init.CopyFrom(self._rw(src.accu_init))
+        c.loop_condition.CopyFrom(self._rw(src.loop_condition))
+        c.loop_step.CopyFrom(self._rw(src.loop_step))
+        c.result.CopyFrom(self._rw(src.result))
+        if self._is_type_dyn(src.iter_range):
+            c.iter_range.CopyFrom(self._checked_range(c.iter_range))
+        return out
+
+    def _checked_range(self, range_expr: Any) -> Any:
+        """Wrap a dyn iteration range so non-iterables fail with cel-go's text."""
+        r = f"@dra_r{self._next_id}"
+        name: Any = self.const("unknown")
+        for path, go_name in reversed(_ITERABLE_TYPE_NAMES):
+            name = self.cond(self.type_is(r, path), self.const(go_name), name)
+        message = self.call("_+_", self.call("_+_", self.const("got '"), name),
+                            self.const("', expected iterable type"))
+        iterable = self.call("_||_", self.type_is(r, ("list",)), self.type_is(r, ("map",)))
+        return self.bind(r, range_expr,
+                         self.cond(iterable, self.ident(r), self.call(FAIL_FUNCTION, message)))
+
+
+def rewrite(checked: Any, fold_literals: bool = True) -> Any:
+    """Rewrite a CheckedExpr into a runnable ParsedExpr."""
+    return Rewriter(checked, fold_literals).rewrite()
+
+
+__all__ = ["rewrite", "Rewriter", "INCLUDES_TOO_LONG", "checked_pb2"]
