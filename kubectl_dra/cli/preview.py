@@ -82,13 +82,19 @@ def _run(targets: Sequence[str], filenames: Sequence[str], nodes: Sequence[str],
     if not candidates:
         raise UsageError("the cluster state has no nodes to preview on (no Node objects and no node-local slices); "
                          "use --node NAME")
-    explainer = _explainer(explain)
-    tracer_factory = getattr(explainer, "tracer_factory", None) if explainer is not None else None
-    result = run_preview(state, plan, gates, candidates, tracer_factory=tracer_factory,
-                         progress=_progress if stderr_is_terminal() and len(candidates) > 200 else None)
-    if stderr_is_terminal() and len(candidates) > 200:
+    explain_fn = _explain_function(explain)
+    show_progress = stderr_is_terminal() and len(candidates) > 200
+    result = run_preview(state, plan, gates, candidates, progress=_progress if show_progress else None)
+    if show_progress:
         click.echo("\r" + " " * 40 + "\r", err=True, nl=False)
-    _emit(result, output, no_headers, explainer, state)
+    if explain_fn is not None and output in ("json", "yaml"):
+        # one document: the explanation (it carries the per-node outcomes too)
+        click.echo(_explanation(explain_fn, state, gates, plan, nodes, output, no_headers, targets, filenames))
+    else:
+        _emit(result, output, no_headers)
+        if explain_fn is not None:
+            click.echo("")
+            click.echo(_explanation(explain_fn, state, gates, plan, nodes, output, no_headers, targets, filenames))
     if result.all_errors:
         return 2
     return 0 if result.fitting else 1
@@ -103,38 +109,38 @@ def _progress(done: int, total: int) -> None:
         click.echo(f"\rpreviewing: {done}/{total} nodes", err=True, nl=False)
 
 
-class _Explainer:
-    """Adapter around H4b's explain presenter (kubectl_dra.cli.explain.render_explanation)."""
-
-    def __init__(self, module: Any) -> None:
-        self.module = module
-        factory = getattr(module, "tracer_factory", None)
-        self.tracer_factory = factory
-
-    def render(self, result: Any, output: str, no_headers: bool, state: Any) -> str:
-        return str(self.module.render_explanation(result, output=output, no_headers=no_headers, state=state))
-
-
-def _explainer(explain: bool) -> _Explainer | None:
-    """The explain presenter when --explain is given; a clear error when it is not available."""
+def _explain_function(explain: bool) -> Any:
+    """H4b's ``render_explanation`` when --explain is given; a clear error when it is missing."""
     if not explain:
         return None
-    try:
-        import importlib
+    import importlib
 
+    try:
         module = importlib.import_module("kubectl_dra.cli.explain")
     except ImportError:
         module = None
-    if module is None or not hasattr(module, "render_explanation"):
-        raise UsageError("--explain is not available in this build (the explain presenter is missing); "
-                         "use `kubectl dra explain`")
-    return _Explainer(module)
+    function = getattr(module, "render_explanation", None)
+    if function is None:
+        raise UsageError("--explain is not available in this build; use `kubectl dra explain`")
+    return function
+
+
+def _explanation(function: Any, state: Any, gates: Any, plan: Any, nodes: Sequence[str], output: str,
+                 no_headers: bool, targets: Sequence[str], filenames: Sequence[str]) -> str:
+    """The explain presenter's text (kubectl_dra.cli.explain.render_explanation contract)."""
+    label = " ".join([*targets, *(f"-f {f}" for f in filenames)])
+    try:
+        text, _code = function(state, gates, plan, nodes=list(nodes) or None, output=output,
+                               no_headers=no_headers, target=label)
+    except NotImplementedError:
+        raise UsageError("--explain is not available in this build yet; use `kubectl dra explain`") from None
+    return str(text)
 
 
 # --------------------------------------------------------------------------- output
 
 
-def _emit(result: Any, output: str, no_headers: bool, explainer: _Explainer | None, state: Any) -> None:
+def _emit(result: Any, output: str, no_headers: bool) -> None:
     from ..preview import preview_document
 
     if output in ("json", "yaml"):
@@ -148,9 +154,6 @@ def _emit(result: Any, output: str, no_headers: bool, explainer: _Explainer | No
     text = render_table(result, wide=(output == "wide"), no_headers=no_headers)
     if text:
         click.echo(text)
-    if explainer is not None:
-        click.echo("")
-        click.echo(explainer.render(result, output, no_headers, state))
     if not no_headers:
         click.echo(summary(result), err=True)
 

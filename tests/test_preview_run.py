@@ -1,0 +1,119 @@
+"""Per-node evaluation, ranking and the Preview document, with a scripted allocator."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubectl_dra.allocation import AllocationOutcome
+from kubectl_dra.errors import AllocationError, NotFoundError
+from kubectl_dra.preview import candidate_nodes, preview_document, resolve_targets, run_preview
+from kubectl_dra.preview.run import allocator_state
+from kubectl_dra.state import ClusterState
+
+import pytest
+
+from .test_preview_targets import Gates, claim, node, pod, state_of
+
+
+def result_for(claim_obj: dict, device: str) -> dict:
+    return {"devices": {"results": [{"request": "r", "driver": "d", "pool": "p", "device": device}]}}
+
+
+class ScriptedAllocator:
+    """Answers per node name: ("ok", score) | "no" | "error"."""
+
+    def __init__(self, script: dict[str, Any]) -> None:
+        self.script = script
+        self.calls: list[tuple[str, list[str]]] = []
+
+    def allocate(self, node: dict, claims: list[dict], tracer: Any = None) -> AllocationOutcome:
+        name = node["metadata"]["name"]
+        self.calls.append((name, [c["metadata"]["name"] for c in claims]))
+        answer = self.script[name]
+        if answer == "error":
+            raise AllocationError("could not retrieve device class gpu")
+        if answer == "no":
+            return AllocationOutcome(allocated=False)
+        return AllocationOutcome(True, [result_for(c, f"{name}-dev") for c in claims], score=answer[1])
+
+
+def test_ranking_and_document_shape() -> None:
+    state = state_of(claim("a"), node("n1"), node("n2"), node("n3"), node("n4"), node("n5"))
+    plan = resolve_targets(state, ["a"])
+    alloc = ScriptedAllocator({"n1": ("ok", 0), "n2": "no", "n3": ("ok", 5), "n4": "error", "n5": ("ok", 5)})
+    result = run_preview(state, plan, Gates(B=True, A=False), candidate_nodes(state), allocator=alloc)
+    assert [n.node for n in result.nodes] == ["n3", "n5", "n1", "n2", "n4"]
+    doc = preview_document(result)
+    assert list(doc) == ["apiVersion", "kind", "featureGates", "claims", "nodes"]
+    assert doc["apiVersion"] == "kubectl-dra/v1" and doc["kind"] == "Preview"
+    assert doc["featureGates"] == {"A": False, "B": True}
+    assert doc["claims"] == [{"namespace": "default", "name": "a"}]
+    assert doc["nodes"][0] == {
+        "node": "n3", "status": "Allocated", "score": 5,
+        "allocations": [{"namespace": "default", "name": "a", "allocation": result_for({}, "n3-dev")}],
+    }
+    assert doc["nodes"][3] == {"node": "n2", "status": "Unschedulable", "reasons": ["cannot allocate all claims"]}
+    assert doc["nodes"][4] == {"node": "n4", "status": "Error", "error": "could not retrieve device class gpu"}
+    assert not result.all_errors and len(result.fitting) == 3
+
+
+def test_all_errors() -> None:
+    state = state_of(claim("a"), node("n1"))
+    plan = resolve_targets(state, ["a"])
+    result = run_preview(state, plan, Gates(), candidate_nodes(state), allocator=ScriptedAllocator({"n1": "error"}))
+    assert result.all_errors and not result.fitting
+
+
+def test_allocated_claims_are_kept_and_not_reallocated() -> None:
+    sel = {"nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z1"]}]}]}
+    done = {"devices": {"results": [{"request": "r", "driver": "d", "pool": "p", "device": "old"}]},
+            "nodeSelector": sel}
+    state = state_of(claim("done", allocation=done), claim("new"), node("n1", {"zone": "z1"}), node("n2"))
+    plan = resolve_targets(state, ["done", "new"])
+    alloc = ScriptedAllocator({"n1": ("ok", 1), "n2": ("ok", 1)})
+    result = run_preview(state, plan, Gates(), candidate_nodes(state), allocator=alloc)
+    assert alloc.calls == [("n1", ["new"])]  # n2 is ruled out before the allocator runs
+    n1, n2 = result.nodes
+    assert n1.node == "n1" and [(c.name, a) for c, a in n1.allocations] == [
+        ("done", done), ("new", result_for({}, "n1-dev"))]
+    assert n2.status == "Unschedulable" and "already allocated" in n2.reasons[0]
+
+
+def test_only_allocated_claims_fit_without_allocator_call() -> None:
+    done = {"devices": {"results": []}}
+    state = state_of(claim("done", allocation=done), node("n1"))
+    alloc = ScriptedAllocator({})
+    result = run_preview(state, resolve_targets(state, ["done"]), Gates(), candidate_nodes(state), allocator=alloc)
+    assert alloc.calls == [] and result.nodes[0].allocated
+
+
+def test_candidate_nodes() -> None:
+    state = state_of(node("b"), node("a"), node("c"))
+    assert [n["metadata"]["name"] for n in candidate_nodes(state)] == ["a", "b", "c"]
+    assert [n["metadata"]["name"] for n in candidate_nodes(state, ["c", "a", "c"])] == ["c", "a"]
+    with pytest.raises(NotFoundError, match="Node 'x'"):
+        candidate_nodes(state, ["x"])
+    # no Node objects: the nodes that slices name, with a warning
+    bare = state_of({"kind": "ResourceSlice", "metadata": {"name": "s"}, "spec": {"nodeName": "w1"}},
+                    {"kind": "ResourceSlice", "metadata": {"name": "t"}, "spec": {"allNodes": True}})
+    warnings: list[str] = []
+    assert [n["metadata"]["name"] for n in candidate_nodes(bare, warn=warnings.append)] == ["w1"]
+    assert warnings
+
+
+def test_allocator_state_hides_previewed_namesakes() -> None:
+    stored = claim("a", allocation={"devices": {"results": []}})
+    state = state_of(stored, claim("b"))
+    plan = resolve_targets(state, [], [(claim("a"), "f.yaml")])
+    seen = allocator_state(state, plan)
+    assert [c["metadata"]["name"] for c in seen.resource_claims] == ["b"]
+    assert isinstance(seen, ClusterState) and len(state.resource_claims) == 2
+
+
+def test_pod_filters_nodes_before_allocating() -> None:
+    state = state_of(claim("a"), pod("p", [{"name": "x", "resourceClaimName": "a"}], nodeSelector={"gpu": "yes"}),
+                     node("n1", {"gpu": "yes"}), node("n2"))
+    alloc = ScriptedAllocator({"n1": ("ok", 0), "n2": ("ok", 0)})
+    result = run_preview(state, resolve_targets(state, ["pod/p"]), Gates(), candidate_nodes(state), allocator=alloc)
+    assert [c[0] for c in alloc.calls] == ["n1"]
+    assert [n.status for n in result.nodes] == ["Allocated", "Unschedulable"]
