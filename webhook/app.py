@@ -1,0 +1,183 @@
+"""The Flask app: ``POST /validate`` and ``POST /mutate`` for AdmissionReviews, health and metrics.
+
+Every admission request gets an answer the API server understands: a malformed body
+is a 400 with a message, a body over 3 MiB a 413, an unknown kind or operation is
+admitted untouched, and a failure inside the core becomes a denial (enforce) or a
+warning (warn) naming it, never a 5xx.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from time import perf_counter
+from typing import Any, Callable, Mapping
+
+from flask import Flask, Response, request
+from werkzeug.exceptions import HTTPException
+
+from kubectl_dra.validation.admission import Decision, review
+
+from .metrics import Metrics
+from .review import (
+    MAX_BODY_BYTES,
+    AdmissionRequest,
+    MalformedReview,
+    admit,
+    deny,
+    envelope,
+    error_status,
+    mutate_response,
+    parse_review,
+    validate_response,
+)
+
+log = logging.getLogger("dra_webhook")
+
+MODES = ("enforce", "warn")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How the webhook decides: feature gates, enforce or warn, and where namespace labels come from."""
+
+    gates: Any  # kubectl_dra.gates.FeatureGates
+    mode: str = "enforce"
+    #: ``labels(namespace)``; raising makes the core deny admin access with the reason.
+    namespace_labels: Callable[[str], Mapping[str, str]] | None = None
+    #: ``None`` when ready to serve, else the reason why not (for ``/readyz``).
+    readiness: Callable[[], str | None] | None = None
+
+    @property
+    def enforce(self) -> bool:
+        return self.mode == "enforce"
+
+
+def create_app(settings: Settings, metrics: Metrics | None = None) -> Flask:
+    """The webhook's Flask app for ``settings``; ``metrics`` defaults to a fresh registry."""
+    if settings.mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, not {settings.mode!r}")
+    app = Flask("dra_webhook")
+    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
+    handler = _AdmissionHandler(settings, metrics or Metrics())
+    app.extensions["dra_webhook"] = handler
+
+    app.add_url_rule("/validate", "validate", lambda: handler.handle("validate"), methods=["POST"])
+    app.add_url_rule("/mutate", "mutate", lambda: handler.handle("mutate"), methods=["POST"])
+    app.add_url_rule("/healthz", "healthz", lambda: _text(200, "ok"), methods=["GET"])
+    app.add_url_rule("/readyz", "readyz", handler.readyz, methods=["GET"])
+    app.add_url_rule("/metrics", "metrics", handler.metrics_page, methods=["GET"])
+
+    @app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException) -> Response:
+        """4xx from routing and body limits, as a Status with a message."""
+        code = exc.code or 400
+        if code == 413:
+            message = f"request body is larger than {MAX_BODY_BYTES} bytes"
+            handler.metrics.observe(_endpoint(), "other", "other", "malformed", 0.0)
+        else:
+            message = exc.description or exc.name
+        return _json(code, error_status(code, exc.name.replace(" ", ""), message))
+
+    return app
+
+
+def _endpoint() -> str:
+    """The admission endpoint of the current request, for metrics."""
+    return request.path.strip("/") if request.path in ("/validate", "/mutate") else "other"
+
+
+def _json(code: int, payload: dict[str, Any]) -> Response:
+    return Response(json.dumps(payload, separators=(",", ":")), status=code, mimetype="application/json")
+
+
+def _text(code: int, body: str) -> Response:
+    return Response(body + "\n", status=code, mimetype="text/plain")
+
+
+class _AdmissionHandler:
+    """Turns one AdmissionReview into a response, with metrics."""
+
+    def __init__(self, settings: Settings, metrics: Metrics) -> None:
+        self.settings = settings
+        self.metrics = metrics
+
+    def handle(self, endpoint: str) -> Response:
+        """Answer ``/validate`` or ``/mutate``."""
+        start = perf_counter()
+        body = request.get_data(cache=False)
+        try:
+            req = parse_review(body)
+            _check_object_kind(req)
+        except MalformedReview as exc:
+            self.metrics.observe(endpoint, "other", "other", "malformed", perf_counter() - start)
+            return _json(400, error_status(400, "BadRequest", exc.message))
+        response, decision_label = self._respond(endpoint, req)
+        self.metrics.observe(endpoint, req.metric_kind, req.metric_operation, decision_label, perf_counter() - start)
+        return _json(200, envelope(response))
+
+    def _respond(self, endpoint: str, req: AdmissionRequest) -> tuple[dict[str, Any], str]:
+        """The AdmissionReview response and the metrics decision label."""
+        if not req.handled:
+            return admit(req.uid), "ignored"
+        try:
+            decision = self._decide(req)
+        except Exception as exc:  # a bug in the core must not become a 5xx the API server cannot read
+            log.exception("deciding on %s %s/%s failed", req.kind, req.namespace, req.name)
+            return self._internal_error(endpoint, req, exc), "error"
+        if endpoint == "mutate":
+            response = mutate_response(req, decision)
+            return response, "patched" if "patch" in response else "allowed"
+        response = validate_response(req, decision, enforce=self.settings.enforce)
+        if decision.allowed:
+            return response, "allowed"
+        if not self.settings.enforce:
+            return response, "warned"
+        log.info("denied %s %s: %s", req.operation, decision.kind, decision.status_message())
+        return response, "denied"
+
+    def _decide(self, req: AdmissionRequest) -> Decision:
+        """Run the core's admission pipeline on the request's object."""
+        obj = req.object or {}
+        if "kind" not in obj or "apiVersion" not in obj:
+            group_version = f"{req.group}/{req.version}" if req.group else req.version
+            obj = {"apiVersion": group_version, "kind": req.kind, **obj}
+        return review(
+            obj,
+            operation=req.operation,
+            old=req.old_object if req.operation == "UPDATE" else None,
+            namespace_labels=self.settings.namespace_labels,
+            gates=self.settings.gates,
+            namespace=req.namespace or None,
+        )
+
+    def _internal_error(self, endpoint: str, req: AdmissionRequest, exc: Exception) -> dict[str, Any]:
+        """Deny (enforce) or warn about an object the core could not decide on."""
+        meta = (req.object or {}).get("metadata")
+        name = req.name or (str(meta.get("name") or meta.get("generateName") or "") if isinstance(meta, dict) else "")
+        what = f"{req.kind} {req.namespace + '/' if req.namespace else ''}{name}".strip()
+        message = f"the DRA webhook could not validate {what}: {type(exc).__name__}: {exc}"
+        if endpoint == "mutate":
+            return admit(req.uid)
+        if self.settings.enforce:
+            return deny(req.uid, error_status(500, "InternalError", message))
+        return admit(req.uid, [f"would be denied (warn mode): {message}"])
+
+    def readyz(self) -> Response:
+        """200 once serving is possible (certificates loadable), else 503 with the reason."""
+        reason = self.settings.readiness() if self.settings.readiness else None
+        return _text(200, "ok") if reason is None else _text(503, reason)
+
+    def metrics_page(self) -> Response:
+        """The Prometheus text exposition."""
+        body, content_type = self.metrics.exposition()
+        return Response(body, status=200, content_type=content_type)
+
+
+def _check_object_kind(req: AdmissionRequest) -> None:
+    """The object, when it names a kind, must be of the kind the request says."""
+    for field, obj in (("object", req.object), ("oldObject", req.old_object)):
+        kind = obj.get("kind") if isinstance(obj, dict) else None
+        if kind is not None and kind != req.kind:
+            raise MalformedReview(f"AdmissionReview.request.{field}.kind {kind!r} differs from request.kind {req.kind!r}")

@@ -1,0 +1,91 @@
+"""``dra-webhook``: ``serve`` the admission webhook over TLS, or bootstrap its ``certs``."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from kubectl_dra.errors import DraError
+
+from . import __version__
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="dra-webhook")
+def cli() -> None:
+    """The kubectl-dra admission webhook for resource.k8s.io/v1 objects."""
+
+
+@cli.command()
+@click.option("--bind", default="0.0.0.0:8443", show_default=True, help="Address and port to listen on.")
+@click.option("--cert-file", default="/etc/dra-webhook/tls/tls.crt", show_default=True,
+              help="Serving certificate (PEM); reloaded when it changes.")
+@click.option("--key-file", default="/etc/dra-webhook/tls/tls.key", show_default=True,
+              help="Key of the serving certificate (PEM); reloaded when it changes.")
+@click.option("--workers", type=click.IntRange(1, 64), default=2, show_default=True, help="gunicorn worker processes.")
+@click.option("--threads", type=click.IntRange(1, 256), default=4, show_default=True, help="Threads per worker.")
+@click.option("--mode", type=click.Choice(["enforce", "warn"]), default="enforce", show_default=True,
+              help="enforce: deny invalid objects; warn: admit them with AdmissionReview warnings.")
+@click.option("--feature-gates", metavar="A=true,B=false",
+              help="Feature gates as the API server takes them, on top of the release defaults.")
+@click.option("--kubernetes-version", metavar="1.34…1.37", help="Start from that release's default gates.")
+@click.option("--kubeconfig", metavar="FILE", help="Kubeconfig for namespace lookups (default: in-cluster).")
+@click.option("--context", "kube_context", metavar="NAME", help="Kubeconfig context.")
+@click.option("--namespace-cache-ttl", type=click.FloatRange(0), default=10.0, show_default=True, metavar="SECONDS",
+              help="How long namespace labels are cached (admin-access check).")
+@click.option("--lookup-timeout", type=click.FloatRange(0.1), default=2.0, show_default=True, metavar="SECONDS",
+              help="Timeout of one namespace lookup.")
+@click.option("--keepalive", type=click.IntRange(1), default=75, show_default=True, metavar="SECONDS",
+              help="Idle keep-alive of client connections.")
+@click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info", show_default=True)
+@click.option("--metrics-dir", metavar="DIR", help="Directory for multiprocess metrics (default: a new temp dir).")
+def serve(**kwargs: object) -> None:
+    """Serve /validate, /mutate, /healthz, /readyz and /metrics over TLS."""
+    from .serve import ServeOptions, run
+
+    run(ServeOptions(**kwargs))  # type: ignore[arg-type]
+
+
+@cli.command()
+@click.option("--service", default="dra-webhook", show_default=True, help="Name of the webhook's Service.")
+@click.option("-n", "--namespace", default="dra-system", show_default=True, help="Namespace of the Service and Secrets.")
+@click.option("--out-dir", metavar="DIR", help="Keep the certificates as files in DIR.")
+@click.option("--secret", metavar="NAME", help="Keep the serving certificate in this kubernetes.io/tls Secret.")
+@click.option("--ca-secret", metavar="NAME", help="Secret for the CA key pair (default: <secret>-ca).")
+@click.option("--validating-webhook", "validating_webhooks", multiple=True, metavar="NAME",
+              help="ValidatingWebhookConfiguration whose caBundle to set. Repeatable.")
+@click.option("--mutating-webhook", "mutating_webhooks", multiple=True, metavar="NAME",
+              help="MutatingWebhookConfiguration whose caBundle to set. Repeatable.")
+@click.option("--validity-days", type=click.FloatRange(min=1 / 24), default=365.0, show_default=True)
+@click.option("--ca-validity-days", type=click.FloatRange(min=1 / 24), default=5 * 365.0, show_default=True)
+@click.option("--renew-before-days", type=click.FloatRange(0), default=30.0, show_default=True,
+              help="Renew a certificate this long before it expires.")
+@click.option("--kubeconfig", metavar="FILE", help="Kubeconfig (default: in-cluster).")
+@click.option("--context", "kube_context", metavar="NAME", help="Kubeconfig context.")
+def certs(**kwargs: object) -> None:
+    """Create or renew the CA and serving certificate; inject the CA bundle into the webhooks."""
+    from .certs import CertsOptions, run
+
+    for line in run(CertsOptions(**kwargs)):  # type: ignore[arg-type]
+        click.echo(line)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console entry point: people-facing errors as one line on stderr and exit status 2 (or 1)."""
+    try:
+        cli.main(args=argv, prog_name="dra-webhook", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        return 1
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except DraError as exc:
+        click.echo(f"error: {exc}", err=True)
+        return exc.exit_code
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,115 @@
+"""Namespace labels for the admin-access check: read through the API with a small TTL cache.
+
+The core asks for a namespace's labels only when a claim or template requests admin
+access; :class:`NamespaceLabels` answers from a per-process cache and otherwise from the
+API server (``GET /api/v1/namespaces/NAME`` through the ``kubernetes`` client). A failed
+lookup raises :class:`NamespaceLookupError`, which the core turns into a denial naming it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from typing import Callable, Mapping
+
+from kubectl_dra.errors import ClusterAccessError
+
+Fetch = Callable[[str], Mapping[str, str]]
+
+
+class NamespaceLookupError(ClusterAccessError):
+    """The labels of a namespace could not be read from the API server."""
+
+
+class NamespaceLabels:
+    """``labels(namespace)`` with a TTL cache in front of ``fetch``; failures are not cached."""
+
+    def __init__(self, fetch: Fetch, *, ttl: float = 10.0, max_entries: int = 4096,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._fetch = fetch
+        self._ttl = ttl
+        self._max_entries = max_entries
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._cache: dict[str, tuple[float, dict[str, str]]] = {}
+
+    def __call__(self, namespace: str) -> dict[str, str]:
+        """The labels of ``namespace``, from the cache while fresh."""
+        if not namespace:
+            raise NamespaceLookupError("the object has no namespace to look up")
+        now = self._clock()
+        with self._lock:
+            hit = self._cache.get(namespace)
+        if hit is not None and hit[0] > now:
+            return dict(hit[1])
+        labels = dict(self._fetch(namespace))
+        if self._ttl > 0:
+            with self._lock:
+                if len(self._cache) >= self._max_entries:
+                    self._evict(now)
+                self._cache[namespace] = (now + self._ttl, labels)
+        return dict(labels)
+
+    def _evict(self, now: float) -> None:
+        """Drop expired entries, and the oldest half if that is not enough (called under the lock)."""
+        for name in [n for n, (expiry, _) in self._cache.items() if expiry <= now]:
+            del self._cache[name]
+        if len(self._cache) >= self._max_entries:
+            for name in sorted(self._cache, key=lambda n: self._cache[n][0])[: len(self._cache) // 2 + 1]:
+                del self._cache[name]
+
+
+class KubernetesNamespaceFetcher:
+    """Reads namespace labels with the ``kubernetes`` client: in-cluster config, else a kubeconfig.
+
+    The client is created lazily and again after a fork, because gunicorn workers fork
+    from the master and a connection pool must not be shared across processes.
+    """
+
+    def __init__(self, kubeconfig: str | None = None, context: str | None = None, timeout: float = 2.0) -> None:
+        self._kubeconfig = kubeconfig
+        self._context = context
+        self._timeout = timeout
+        self._lock = threading.Lock()
+        self._api: object | None = None
+        self._pid = 0
+
+    def _core_api(self):  # -> kubernetes.client.CoreV1Api
+        """The CoreV1Api of this process, created on first use."""
+        with self._lock:
+            if self._api is None or self._pid != os.getpid():
+                from kubernetes import client, config
+
+                configuration = client.Configuration()
+                try:
+                    if self._kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
+                        config.load_incluster_config(client_configuration=configuration)
+                    else:
+                        config.load_kube_config(config_file=self._kubeconfig, context=self._context,
+                                                client_configuration=configuration)
+                except Exception as exc:  # config errors are many types (ConfigException, OSError, ...)
+                    raise NamespaceLookupError(f"no usable cluster configuration: {exc}") from None
+                self._api = client.CoreV1Api(client.ApiClient(configuration))
+                self._pid = os.getpid()
+            return self._api
+
+    def __call__(self, namespace: str) -> dict[str, str]:
+        """``metadata.labels`` of the namespace; :class:`NamespaceLookupError` on any failure."""
+        from kubernetes.client.exceptions import ApiException
+
+        api = self._core_api()
+        try:
+            response = api.read_namespace(namespace, _preload_content=False, _request_timeout=self._timeout)
+            data = json.loads(response.data)
+        except ApiException as exc:
+            if exc.status == 404:
+                raise NamespaceLookupError(f"namespace {namespace!r} not found") from None
+            raise NamespaceLookupError(f"reading namespace {namespace!r} failed: HTTP {exc.status} {exc.reason}") from None
+        except Exception as exc:  # network errors, timeouts, garbage bodies
+            raise NamespaceLookupError(f"reading namespace {namespace!r} failed: {exc}") from None
+        labels = (data.get("metadata") or {}).get("labels") or {} if isinstance(data, dict) else {}
+        if not isinstance(labels, dict):
+            raise NamespaceLookupError(f"namespace {namespace!r} has malformed labels")
+        return {str(k): str(v) for k, v in labels.items()}
