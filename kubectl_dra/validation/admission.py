@@ -151,9 +151,22 @@ def review(
     if operation == "CREATE" and kind in ("ResourceClaim", "ResourceClaimTemplate"):
         errors.extend(_authorize_admin_access(prepared, namespace_labels))
     errors.extend(validate(prepared, old_obj, gates))
+    errors = _unique(errors)
 
     patch = jsonpatch.make_patch(submitted, prepared).patch
     return Decision(kind, name, ns, operation, not errors, errors, warnings, patch, prepared)
+
+
+def _unique(errors: list[FieldError]) -> list[FieldError]:
+    """The errors without repeats (metadata rules run for both create and update checks)."""
+    seen: set[tuple[str, str, str, str]] = set()
+    out: list[FieldError] = []
+    for err in errors:
+        key = (err.type, err.field, repr(err.value), err.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(err)
+    return out
 
 
 def _admin_access_request(obj: dict) -> int | None:
