@@ -17,7 +17,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from ..errors import InputError, NotFoundError, UsageError
+from ..errors import DraError, InputError, NotFoundError, UsageError
 from ..state import ClusterState
 from ..state.snapshot import KIND_ALIASES, object_key
 from .nodes import node_name, pod_fits_node, pod_ref, selector_matches
@@ -461,17 +461,15 @@ def _quantity_int(value: Any) -> int:
     if isinstance(value, (int, float)):
         return int(value)
     text = str(value).strip()
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        from ..quantity import Quantity  # type: ignore[attr-defined]
+    from ..quantity import Quantity
 
-        q = Quantity.parse(text) if hasattr(Quantity, "parse") else Quantity(text)
-        return int(q)
-    except Exception:
-        raise InputError(f"extended resource quantity {text!r} is not a whole number") from None
+    try:
+        quantity = Quantity.parse(text)
+    except DraError:
+        raise InputError(f"extended resource quantity {text!r} is not a valid quantity") from None
+    if not quantity.is_integer():
+        raise InputError(f"extended resource quantity {text!r} is not a whole number")
+    return quantity.int_value()
 
 
 def extended_requests(pod: Obj, classes: dict[str, str]) -> list[Obj]:
