@@ -1,0 +1,541 @@
+"""Explain allocation: a :class:`Tracer` that records, per request, the first reason each
+candidate device was rejected, and the aggregation of those records into per-request
+funnels, one deciding reason per node and a one-line summary per target.
+
+The allocation outcome is the truth: a node's status always comes from the allocator's
+result (never from the trace), and the trace only says why. Pure: no click, no I/O.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+from .trace import NullTracer, Rejection, RejectionCode
+
+Obj = dict[str, Any]
+DeviceId = tuple[str, str, str]  # driver, pool, device
+ClaimKey = tuple[str, str]  # namespace, name
+
+ALLOCATED = "Allocated"
+UNSCHEDULABLE = "Unschedulable"
+ERROR = "Error"
+
+C = RejectionCode
+
+#: funnel order: the stage a device falls out at, and what the survivors of that stage are
+STAGES: tuple[tuple[RejectionCode, str], ...] = (
+    (C.POOL_INCOMPLETE, "in complete pools"),
+    (C.POOL_INVALID, "in valid pools"),
+    (C.NODE_MISMATCH, "reachable from the node"),
+    (C.GATE_DISABLED, "usable with the feature gates"),
+    (C.NOT_IN_CLASS, "in the class"),
+    (C.CLASS_SELECTOR_FALSE, "match the class selectors"),
+    (C.CEL_ERROR, "evaluate without CEL errors"),
+    (C.REQUEST_SELECTOR_FALSE, "match the request selectors"),
+    (C.ADMIN_ACCESS, "allowed for admin access"),
+    (C.BINDING_CONDITIONS, "fine with binding conditions"),
+    (C.TAINT_NOT_TOLERATED, "tolerated"),
+    (C.IN_USE, "free"),
+    (C.COUNTERS_EXHAUSTED, "with counters left"),
+    (C.CAPACITY_SHORT, "with capacity left"),
+    (C.COMPATIBILITY_CONFLICT, "compatible with the other devices"),
+    (C.CONSTRAINT_MISMATCH, "meeting the constraints"),
+    (C.OTHER, "otherwise fine"),
+)
+STAGE_INDEX: dict[RejectionCode, int] = {code: i for i, (code, _) in enumerate(STAGES)}
+
+#: codes that mean "the device is not of the kind asked for" (it does not count as matching)
+SELECTION_CODES = frozenset({C.NOT_IN_CLASS, C.CLASS_SELECTOR_FALSE, C.REQUEST_SELECTOR_FALSE, C.CEL_ERROR})
+CLASS_CODES = frozenset({C.NOT_IN_CLASS, C.CLASS_SELECTOR_FALSE})
+
+#: short names of codes for JSON and tables
+CODE_NAMES: dict[RejectionCode, str] = {code: code.name for code in RejectionCode}
+
+
+def claim_key(claim: Obj) -> ClaimKey:
+    meta = claim.get("metadata") or {}
+    return (str(meta.get("namespace") or "default"), str(meta.get("name") or ""))
+
+
+# --------------------------------------------------------------------------- the tracer
+
+
+@dataclass
+class RequestTrace:
+    """What the search saw for one request of one claim on one node."""
+
+    claim: ClaimKey
+    request: str
+    #: device -> the first rejection (insertion order is search order)
+    rejected: dict[DeviceId, Rejection] = field(default_factory=dict)
+    #: devices tentatively chosen at some point of the search
+    selected: dict[DeviceId, None] = field(default_factory=dict)
+    unsatisfied: list[str] = field(default_factory=list)
+
+    def seen(self) -> list[DeviceId]:
+        """Every device the search looked at for this request, in search order."""
+        out = dict.fromkeys(self.rejected)
+        out.update(self.selected)
+        return list(out)
+
+
+class ExplainTracer(NullTracer):
+    """Collects rejections per (claim, request): the first reason each device was refused."""
+
+    def __init__(self, node: str = "") -> None:
+        self.node = node
+        self.requests: dict[tuple[ClaimKey, str], RequestTrace] = {}
+        self.pools: dict[tuple[str, str], Rejection] = {}
+
+    def _trace(self, claim: Obj, request: str) -> RequestTrace:
+        key = (claim_key(claim), request)
+        trace = self.requests.get(key)
+        if trace is None:
+            trace = self.requests[key] = RequestTrace(key[0], request)
+        return trace
+
+    def device_rejected(self, claim: dict, request: str, driver: str, pool: str, device: str,
+                        rejection: Rejection) -> None:
+        trace = self._trace(claim, request)
+        trace.rejected.setdefault((driver, pool, device), rejection)
+
+    def device_selected(self, claim: dict, request: str, driver: str, pool: str, device: str) -> None:
+        self._trace(claim, request).selected[(driver, pool, device)] = None
+
+    def pool_skipped(self, driver: str, pool: str, rejection: Rejection) -> None:
+        self.pools.setdefault((driver, pool), rejection)
+
+    def request_unsatisfied(self, claim: dict, request: str, reason: str) -> None:
+        trace = self._trace(claim, request)
+        if reason not in trace.unsatisfied:
+            trace.unsatisfied.append(reason)
+
+
+# --------------------------------------------------------------------------- requests of a claim
+
+
+@dataclass(frozen=True)
+class RequestSpec:
+    """A request (or subrequest, named ``request/sub``) as the explanation describes it."""
+
+    name: str
+    device_class: str
+    mode: str  # ExactCount | All
+    count: int
+    admin_access: bool = False
+    selectors: int = 0
+
+
+def request_specs(claim: Obj) -> list[RequestSpec]:
+    """The requests of a claim in order; a firstAvailable request contributes its subrequests."""
+    out: list[RequestSpec] = []
+    for req in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or []:
+        name = str(req.get("name") or "")
+        if req.get("firstAvailable"):
+            for sub in req["firstAvailable"]:
+                out.append(_spec(f"{name}/{sub.get('name') or ''}", sub))
+        else:
+            out.append(_spec(name, req.get("exactly") or req))
+    return out
+
+
+def _spec(name: str, body: Obj) -> RequestSpec:
+    mode = str(body.get("allocationMode") or "ExactCount")
+    try:
+        count = int(body.get("count") or 1)
+    except (TypeError, ValueError):
+        count = 1
+    return RequestSpec(name, str(body.get("deviceClassName") or ""), mode, count,
+                       bool(body.get("adminAccess")), len(body.get("selectors") or []))
+
+
+# --------------------------------------------------------------------------- per node
+
+
+@dataclass
+class FunnelStage:
+    """Devices left after one stage, and how many fell out there."""
+
+    code: RejectionCode
+    label: str
+    rejected: int
+    remaining: int
+
+
+@dataclass
+class RequestExplanation:
+    """The funnel of one request on one node."""
+
+    claim: ClaimKey
+    spec: RequestSpec
+    candidates: int
+    funnel: list[FunnelStage]
+    #: code -> rejected devices with their rejection, in search order
+    rejections: dict[RejectionCode, list[tuple[DeviceId, Rejection]]]
+    #: devices in the final allocation for this request
+    allocated: list[DeviceId]
+    unsatisfied: list[str]
+    evaluated: bool
+
+    @property
+    def viable(self) -> int:
+        """Devices that no stage rejected."""
+        return self.funnel[-1].remaining if self.funnel else self.candidates
+
+    @property
+    def matching(self) -> int:
+        """Devices of the kind asked for (past class and request selectors)."""
+        return self.candidates - sum(len(v) for c, v in self.rejections.items()
+                                     if c in SELECTION_CODES or STAGE_INDEX[c] < STAGE_INDEX[C.NOT_IN_CLASS])
+
+    @property
+    def in_class(self) -> int:
+        return self.candidates - sum(len(v) for c, v in self.rejections.items()
+                                     if c in CLASS_CODES or STAGE_INDEX[c] < STAGE_INDEX[C.NOT_IN_CLASS])
+
+    def funnel_text(self) -> str:
+        """``8 devices → 6 in the class → 0 free (6 in use)``."""
+        parts = [f"{self.candidates} device{'s' if self.candidates != 1 else ''}"]
+        for stage in self.funnel:
+            parts.append(f"{stage.remaining} {stage.label}")
+        return " → ".join(parts)
+
+
+@dataclass
+class NodeExplanation:
+    """One node: the allocator's status, the deciding reason and the per-request funnels."""
+
+    node: str
+    status: str
+    reason: str
+    requests: list[RequestExplanation] = field(default_factory=list)
+    pools_skipped: list[tuple[str, str, Rejection]] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def fits(self) -> bool:
+        return self.status == ALLOCATED
+
+
+def build_funnel(rejected: Iterable[Rejection], candidates: int) -> list[FunnelStage]:
+    """Stages in funnel order, only those that rejected something."""
+    counts = Counter(r.code for r in rejected)
+    remaining = candidates
+    funnel = []
+    for code, label in STAGES:
+        n = counts.get(code, 0)
+        if n:
+            remaining -= n
+            funnel.append(FunnelStage(code, label, n, remaining))
+    return funnel
+
+
+def explain_request(claim: ClaimKey, spec: RequestSpec, trace: RequestTrace | None,
+                    allocated: list[DeviceId]) -> RequestExplanation:
+    """The funnel of one request from its trace (an absent trace: the search never got there)."""
+    if trace is None:
+        return RequestExplanation(claim, spec, 0, [], {}, allocated, [], evaluated=bool(allocated))
+    seen = dict.fromkeys(trace.seen())
+    seen.update(dict.fromkeys(allocated))
+    groups: dict[RejectionCode, list[tuple[DeviceId, Rejection]]] = {}
+    final = set(allocated)
+    for device, rejection in trace.rejected.items():
+        if device in final:
+            continue  # rejected on one branch of the search, chosen on another
+        groups.setdefault(rejection.code, []).append((device, rejection))
+    ordered = {code: groups[code] for code, _ in STAGES if code in groups}
+    funnel = build_funnel((r for v in ordered.values() for _, r in v), len(seen))
+    return RequestExplanation(claim, spec, len(seen), funnel, ordered, allocated, list(trace.unsatisfied), True)
+
+
+def _trace_for(tracer: ExplainTracer | None, claim: ClaimKey, name: str) -> RequestTrace | None:
+    if tracer is None:
+        return None
+    trace = tracer.requests.get((claim, name))
+    if trace is None and "/" in name:
+        trace = tracer.requests.get((claim, name.split("/")[0]))
+    return trace
+
+
+def explain_node(node: str, status: str, claims: Sequence[Obj], tracer: ExplainTracer | None, *,
+                 results: Sequence[Obj | None] = (), reasons: Sequence[str] = (),
+                 error: str | None = None) -> NodeExplanation:
+    """Explain one node: ``status`` is the allocator's verdict, ``results`` the AllocationResult
+    per claim when allocated (None for claims that were allocated before)."""
+    requests: list[RequestExplanation] = []
+    for i, claim in enumerate(claims):
+        key = claim_key(claim)
+        result = results[i] if i < len(results) else None
+        chosen = _chosen_devices(result)
+        for spec in request_specs(claim):
+            trace = _trace_for(tracer, key, spec.name)
+            requests.append(explain_request(key, spec, trace, chosen.get(spec.name, [])))
+    pools = [(d, p, r) for (d, p), r in (tracer.pools.items() if tracer else [])]
+    explanation = NodeExplanation(node, status, "", requests, pools, error)
+    explanation.reason = node_reason(explanation, reasons)
+    return explanation
+
+
+def _chosen_devices(result: Obj | None) -> dict[str, list[DeviceId]]:
+    chosen: dict[str, list[DeviceId]] = {}
+    for r in (((result or {}).get("devices") or {}).get("results")) or []:
+        chosen.setdefault(str(r.get("request") or ""), []).append(
+            (str(r.get("driver") or ""), str(r.get("pool") or ""), str(r.get("device") or "")))
+    return chosen
+
+
+# --------------------------------------------------------------------------- reasons
+
+
+def node_reason(node: NodeExplanation, reasons: Sequence[str] = ()) -> str:
+    """The one reason that decides the node, in words that aggregate well across nodes."""
+    if node.status == ALLOCATED:
+        return "fits"
+    if node.status == ERROR:
+        return f"error: {node.error or 'allocation failed'}"
+    failing = first_failing_request(node.requests)
+    if failing is not None:
+        return request_reason(failing)
+    external = [r for r in reasons if r and r != "cannot allocate all claims"]
+    if external:
+        return "; ".join(external)
+    unsatisfied = [u for r in node.requests for u in r.unsatisfied]
+    if unsatisfied:
+        return unsatisfied[0]
+    if node.pools_skipped:
+        return _pool_reason(node.pools_skipped)
+    return "no combination of devices satisfies all requests and constraints"
+
+
+def first_failing_request(requests: Sequence[RequestExplanation]) -> RequestExplanation | None:
+    """The first request (in claim order) that the search evaluated and could not satisfy."""
+    for req in requests:
+        if not req.evaluated or req.allocated:
+            continue
+        if req.viable < _needed(req) or req.unsatisfied:
+            return req
+        if req.spec.mode == "All" and req.viable < req.matching:
+            return req
+    return None
+
+
+def _needed(req: RequestExplanation) -> int:
+    return 1 if req.spec.mode == "All" else max(1, req.spec.count)
+
+
+def _class_label(req: RequestExplanation) -> str:
+    return req.spec.device_class or "matching"
+
+
+def request_reason(req: RequestExplanation) -> str:
+    """Why a request failed on a node, node-independent where possible (so nodes group)."""
+    cls = _class_label(req)
+    if req.in_class == 0:
+        pool_codes = [c for c in req.rejections if STAGE_INDEX[c] < STAGE_INDEX[C.NOT_IN_CLASS]]
+        if pool_codes:
+            return _code_reason(pool_codes[0], req.rejections[pool_codes[0]][0][1], req)
+        return f"no {cls} device"
+    if req.matching == 0:
+        if C.CEL_ERROR in req.rejections:
+            return f"CEL error: {req.rejections[C.CEL_ERROR][0][1].message}"
+        return f"request {req.spec.name}: selector matches no {cls} device"
+    blockers = {c: v for c, v in req.rejections.items() if c not in SELECTION_CODES
+                and STAGE_INDEX[c] > STAGE_INDEX[C.REQUEST_SELECTOR_FALSE]}
+    needed = _needed(req)
+    if req.viable == 0 and blockers:
+        if len(blockers) == 1:
+            code, devices = next(iter(blockers.items()))
+            if code == C.IN_USE:
+                return "all matching devices in use"
+            return _code_reason(code, devices[0][1], req)
+        return "no matching device free: " + ", ".join(
+            f"{len(v)} {_short(c)}" for c, v in sorted(blockers.items(), key=lambda kv: -len(kv[1])))
+    if req.viable < needed:
+        return f"{cls}: {needed} devices needed, {req.viable} available"
+    if req.unsatisfied:
+        return req.unsatisfied[0]
+    if blockers:
+        code = max(blockers, key=lambda c: (len(blockers[c]), -STAGE_INDEX[c]))
+        return _code_reason(code, blockers[code][0][1], req)
+    return f"request {req.spec.name}: no combination of {cls} devices fits"
+
+
+_SHORT = {
+    C.IN_USE: "in use", C.COUNTERS_EXHAUSTED: "out of shared counters", C.CAPACITY_SHORT: "short of capacity",
+    C.TAINT_NOT_TOLERATED: "with untolerated taints", C.COMPATIBILITY_CONFLICT: "in conflicting compatibility groups",
+    C.CONSTRAINT_MISMATCH: "not meeting constraints", C.POOL_INCOMPLETE: "in incomplete pools",
+    C.POOL_INVALID: "in invalid pools", C.NODE_MISMATCH: "not reachable from the node",
+    C.GATE_DISABLED: "needing a disabled feature gate", C.ADMIN_ACCESS: "refused for admin access",
+    C.BINDING_CONDITIONS: "with binding conditions", C.OTHER: "otherwise unusable",
+}
+
+
+def _short(code: RejectionCode) -> str:
+    return _SHORT.get(code, code.value)
+
+
+def _detail(details: dict[str, Any], *names: str) -> Any:
+    for name in names:
+        if details.get(name) not in (None, ""):
+            return details[name]
+    return None
+
+
+def _code_reason(code: RejectionCode, rejection: Rejection, req: RequestExplanation) -> str:
+    """A reason for one code, with the numbers from the rejection's details when it has them."""
+    d = rejection.details or {}
+    if code == C.COUNTERS_EXHAUSTED:
+        counter = _detail(d, "counter")
+        counter_set = _detail(d, "counterSet", "set")
+        needed, left = _detail(d, "needed", "requested"), _detail(d, "left", "available", "remaining")
+        if counter_set and counter and needed is not None and left is not None:
+            return f"counter {counter_set}/{counter}: {needed} needed, {left} left"
+    if code == C.CAPACITY_SHORT:
+        name = _detail(d, "capacity", "name")
+        needed, left = _detail(d, "needed", "requested"), _detail(d, "left", "available", "remaining")
+        if name and needed is not None and left is not None:
+            return f"capacity {name}: {needed} needed, {left} left"
+    if code == C.TAINT_NOT_TOLERATED:
+        taint = _detail(d, "taint")
+        if isinstance(taint, dict):
+            text = f"{taint.get('key')}{'=' + str(taint['value']) if taint.get('value') else ''}:{taint.get('effect')}"
+            return f"taint {text} not tolerated"
+    if code == C.CONSTRAINT_MISMATCH:
+        attribute = _detail(d, "attribute", "matchAttribute", "distinctAttribute")
+        if attribute:
+            return f"constraint on {attribute} not met"
+    if code == C.GATE_DISABLED:
+        gate = _detail(d, "gate", "featureGate")
+        if gate:
+            return f"feature gate {gate} disabled"
+    return rejection.message or code.value
+
+
+def _pool_reason(pools: Sequence[tuple[str, str, Rejection]]) -> str:
+    driver, pool, rejection = pools[0]
+    return f"pool {driver}/{pool}: {rejection.message or rejection.code.value}"
+
+
+# --------------------------------------------------------------------------- across nodes
+
+
+@dataclass
+class Explanation:
+    """Every node's explanation for one target, plus cluster-wide findings."""
+
+    target: str
+    nodes: list[NodeExplanation]
+    #: findings that hold on every node ("no device of class X exists in the cluster")
+    cluster: list[str] = field(default_factory=list)
+
+    @property
+    def fitting(self) -> list[NodeExplanation]:
+        return [n for n in self.nodes if n.fits]
+
+    def reason_counts(self) -> list[tuple[str, int]]:
+        """(reason, number of nodes) for the nodes that do not fit, most frequent first."""
+        counts = Counter(n.reason for n in self.nodes if not n.fits)
+        return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+    def summary(self) -> str:
+        """``0/50 nodes fit: 42 no gpu.example.com device; 6 all matching devices in use``."""
+        total = len(self.nodes)
+        head = f"{len(self.fitting)}/{total} node{'s' if total != 1 else ''} fit"
+        parts = [f"{n} {reason}" for reason, n in self.reason_counts()]
+        prefix = f"{self.target}: " if self.target else ""
+        text = prefix + head + (": " + "; ".join(parts) if parts else "")
+        if self.cluster and not self.fitting:
+            text += " (" + "; ".join(self.cluster) + ")"
+        return text
+
+
+def cluster_findings(nodes: Sequence[NodeExplanation]) -> list[str]:
+    """Requests that no node can serve for a cluster-wide reason: no device of the class
+    exists on any node, or the request's selectors match none of them."""
+    findings: list[str] = []
+    by_request: dict[tuple[ClaimKey, str], list[RequestExplanation]] = {}
+    for node in nodes:
+        if node.status == ERROR:
+            continue
+        for req in node.requests:
+            by_request.setdefault((req.claim, req.spec.name), []).append(req)
+    for (claim, name), reqs in by_request.items():
+        evaluated = [r for r in reqs if r.evaluated]
+        if not evaluated or any(r.allocated for r in reqs):
+            continue
+        spec = evaluated[0].spec
+        cls = spec.device_class or "matching"
+        if all(r.in_class == 0 for r in evaluated):
+            findings.append(f"no device of class {cls} exists on any node")
+        elif all(r.matching == 0 for r in evaluated) and C.CEL_ERROR not in {c for r in evaluated for c in r.rejections}:
+            findings.append(f"the selectors of request {claim[0]}/{claim[1]}:{name} match no {cls} device "
+                            "on any node")
+    return list(dict.fromkeys(findings))
+
+
+def explanation(target: str, nodes: Sequence[NodeExplanation]) -> Explanation:
+    """Aggregate node explanations (ordered: fitting nodes first, then by name)."""
+    ordered = sorted(nodes, key=lambda n: (not n.fits, n.node))
+    return Explanation(target, ordered, cluster_findings(ordered))
+
+
+# --------------------------------------------------------------------------- structured form
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set)):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
+
+
+def _device(d: DeviceId) -> Obj:
+    return {"driver": d[0], "pool": d[1], "device": d[2]}
+
+
+def request_to_dict(req: RequestExplanation) -> Obj:
+    return {
+        "claim": {"namespace": req.claim[0], "name": req.claim[1]},
+        "request": req.spec.name,
+        "deviceClassName": req.spec.device_class,
+        "allocationMode": req.spec.mode,
+        "count": req.spec.count,
+        "evaluated": req.evaluated,
+        "candidates": req.candidates,
+        "funnel": [{"stage": s.label, "code": s.code.name, "rejected": s.rejected, "remaining": s.remaining}
+                   for s in req.funnel],
+        "rejections": [
+            {"code": code.name, "count": len(devices),
+             "devices": [{**_device(d), "message": r.message, "details": _jsonable(r.details)} for d, r in devices]}
+            for code, devices in req.rejections.items()],
+        "allocated": [_device(d) for d in req.allocated],
+        "unsatisfied": list(req.unsatisfied),
+    }
+
+
+def node_to_dict(node: NodeExplanation) -> Obj:
+    out: Obj = {"node": node.node, "status": node.status, "reason": node.reason}
+    if node.error is not None:
+        out["error"] = node.error
+    out["requests"] = [request_to_dict(r) for r in node.requests]
+    if node.pools_skipped:
+        out["poolsSkipped"] = [{"driver": d, "pool": p, "code": r.code.name, "message": r.message}
+                               for d, p, r in node.pools_skipped]
+    return out
+
+
+def explanation_to_dict(exp: Explanation, feature_gates: dict[str, bool] | None = None) -> Obj:
+    """The ``kubectl-dra/v1 Explanation`` document (``explain -o json``)."""
+    doc: Obj = {"apiVersion": "kubectl-dra/v1", "kind": "Explanation", "target": exp.target,
+                "summary": exp.summary(), "fit": len(exp.fitting), "total": len(exp.nodes)}
+    if feature_gates is not None:
+        doc["featureGates"] = feature_gates
+    doc["reasons"] = [{"reason": r, "nodes": n} for r, n in exp.reason_counts()]
+    doc["cluster"] = list(exp.cluster)
+    doc["nodes"] = [node_to_dict(n) for n in exp.nodes]
+    return doc

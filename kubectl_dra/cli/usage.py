@@ -1,0 +1,132 @@
+"""``kubectl dra usage``: free and used devices, shared counters and consumable capacity,
+per node and pool (or per DeviceClass), kube-capacity style: a cluster ``*`` row first."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Sequence
+
+import click
+
+from ..errors import DraError
+from .common import dump, format_table, load_cluster, no_headers_option, output_option, state_options
+
+Obj = dict[str, Any]
+
+EPILOG = """\b
+Examples:
+  kubectl dra usage                       # every node and pool, cluster total first
+  kubectl dra usage --by class            # per DeviceClass
+  kubectl dra usage --sort free           # most free devices first
+  kubectl dra usage --node node-1 -o yaml # one node, structured
+"""
+
+
+def class_matcher() -> Any:
+    """(DeviceClass, driver, device) -> selected? Every CEL selector must be true; errors mean no."""
+    from ..cel import compile_expression, make_device_input
+    from ..errors import CELError
+
+    inputs: dict[int, Any] = {}
+
+    def matches(cls: Obj, driver: str, device: Obj) -> bool:
+        device_input = inputs.get(id(device))
+        if device_input is None:
+            device_input = inputs[id(device)] = make_device_input(driver, device)
+        for selector in ((cls.get("spec") or {}).get("selectors")) or []:
+            expression = ((selector or {}).get("cel") or {}).get("expression")
+            if not expression:
+                continue
+            try:
+                if not compile_expression(expression).matches(device_input):
+                    return False
+            except CELError:
+                return False
+        return True
+
+    return matches
+
+
+def _amounts(amounts: dict[str, Any]) -> str:
+    """``memory 40Gi/80Gi (50%), sm 10/108 (9%)``; ``-`` when there are none."""
+    if not amounts:
+        return "-"
+    parts = []
+    for name, amount in sorted(amounts.items()):
+        pct = amount.percent()
+        parts.append(f"{name} {amount.consumed}/{amount.total}" + (f" ({pct}%)" if pct is not None else ""))
+    return ", ".join(parts)
+
+
+def _device_cells(tally: Any) -> list[str]:
+    pct = f" ({int(tally.utilization() * 100)}%)" if tally.devices else ""
+    return [str(tally.devices), f"{tally.allocated}{pct}", str(tally.free)]
+
+
+def render_table(usage: Any, wide: bool = False, no_headers: bool = False) -> str:
+    """The cluster row, then one row per node and pool (or per class)."""
+    by_class = usage.by == "class"
+    head = ["CLASS"] if by_class else ["NODE", "DRIVER", "POOL"]
+    headers = head + ["DEVICES", "ALLOCATED", "FREE"]
+    if wide:
+        headers += ["SHARED", "ADMIN-ACCESS"]
+    headers += ([] if by_class else ["COUNTERS"]) + ["CAPACITY"]
+    if wide and not by_class:
+        headers += ["POOL-STATUS"]
+
+    def row(name_cells: list[str], tally: Any, incomplete: bool = False) -> list[str]:
+        cells = name_cells + _device_cells(tally)
+        if wide:
+            cells += [str(tally.shared), str(tally.admin_access)]
+        if not by_class:
+            cells.append(_amounts(tally.counters_by_name()))
+        cells.append(_amounts(tally.capacity))
+        if wide and not by_class:
+            cells.append("incomplete" if incomplete else ("-" if name_cells[0] == "*" else "complete"))
+        return cells
+
+    rows = [row(["*"] * len(head), usage.cluster)]
+    for r in usage.rows:
+        names = [r.device_class] if by_class else [r.node, r.driver, r.pool]
+        rows.append(row(names, r.tally, r.incomplete))
+    return format_table(headers, rows, no_headers)
+
+
+@click.command("usage", epilog=EPILOG)
+@click.option("--by", type=click.Choice(["node", "class"]), default="node", show_default=True,
+              help="Rows per node and pool, or per DeviceClass.")
+@click.option("--sort", type=click.Choice(["name", "devices", "allocated", "free", "utilization"]), default="name",
+              show_default=True, help="Order of the rows (numbers: largest first).")
+@click.option("--node", "nodes", multiple=True, metavar="NAME", help="Only rows of this node (repeatable).")
+@output_option()
+@no_headers_option
+@state_options
+def usage(by: str, sort: str, nodes: tuple[str, ...], output: str, no_headers: bool, state_paths: tuple[str, ...],
+          kubeconfig: str | None, kube_context: str | None, request_timeout: float) -> None:
+    """Show total, allocated and free devices, shared counters and consumable capacity.
+
+    Allocated means what the allocator counts as in use: results of allocated claims;
+    admin-access allocations consume nothing; a shared device (allowMultipleAllocations)
+    is allocated once it has a share, and its capacity is consumed by the shares'
+    consumedCapacity. Only the newest generation of each pool counts.
+    """
+    try:
+        _run(by, sort, nodes, output, no_headers, state_paths, kubeconfig, kube_context, request_timeout)
+    except DraError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+
+
+def _run(by: str, sort: str, nodes: Sequence[str], output: str, no_headers: bool, state_paths: Sequence[str],
+         kubeconfig: str | None, kube_context: str | None, request_timeout: float) -> None:
+    from ..usage import compute_usage
+
+    state = load_cluster(state_paths, kubeconfig, kube_context, request_timeout)
+    report = compute_usage(state, by=by, sort=sort, nodes=nodes or None,
+                           class_matcher=class_matcher() if by == "class" else None)
+    for warning in report.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    if output in ("json", "yaml"):
+        click.echo(dump(report.to_dict(), output))
+        return
+    click.echo(render_table(report, wide=(output == "wide"), no_headers=no_headers))

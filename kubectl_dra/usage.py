@@ -1,0 +1,397 @@
+"""Device accounting for ``kubectl dra usage``: what is total, allocated and free, per node and
+pool (or per DeviceClass), with shared counters and consumable capacity.
+
+"Allocated" follows the allocator's notion of in use: every result in an allocated claim's
+``status.allocation.devices.results`` holds its device, except admin-access results, which
+consume nothing (neither the device nor its counters nor its capacity). A device that
+allows multiple allocations is allocated once it has one consuming share; its capacity is
+consumed by the sum of the shares' ``consumedCapacity``. Counters of a partitionable device
+are consumed once per allocated device. Only the newest generation of each pool counts.
+
+Pure: plain dicts in, plain data out; no I/O, no click.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Callable, Iterable, Mapping
+
+from .errors import UsageError
+from .quantity import Quantity, QuantityError
+from .state.snapshot import ClusterState
+
+Obj = dict[str, Any]
+DeviceKey = tuple[str, str, str]  # driver, pool, device
+
+#: node column for devices reachable from every node / from nodes picked by a selector
+ALL_NODES = "<all-nodes>"
+SELECTED_NODES = "<node-selector>"
+CLUSTER = "*"
+
+SORT_KEYS = ("name", "devices", "allocated", "free", "utilization")
+
+
+@lru_cache(maxsize=4096)
+def _q(value: Any) -> Quantity:
+    return Quantity.from_json(value)
+
+
+def quantity(value: Any) -> Quantity:
+    """A quantity from JSON (cached for strings, which repeat across devices); 0 when unreadable."""
+    try:
+        return _q(value) if isinstance(value, (str, int)) else Quantity.from_json(value)
+    except (QuantityError, TypeError, ValueError):
+        return Quantity(0)
+
+
+ZERO = Quantity(0)
+
+
+@dataclass
+class Amount:
+    """Consumed and total of one counter or capacity."""
+
+    consumed: Quantity = ZERO
+    total: Quantity = ZERO
+
+    def add(self, other: "Amount") -> None:
+        self.consumed = self.consumed + other.consumed if self.consumed else other.consumed
+        self.total = self.total + other.total if self.total else other.total
+
+    @property
+    def free(self) -> Quantity:
+        return self.total - self.consumed
+
+    def percent(self) -> int | None:
+        """Consumed as a whole percentage of total (None when total is zero)."""
+        if not self.total:
+            return None
+        return int(self.consumed.value * 100 / self.total.value)
+
+    def to_dict(self) -> Obj:
+        return {"consumed": str(self.consumed), "total": str(self.total)}
+
+
+@dataclass
+class Tally:
+    """Devices, counters and capacity of one row."""
+
+    devices: int = 0
+    allocated: int = 0
+    #: allocated devices that allow multiple allocations (they may take more shares)
+    shared: int = 0
+    #: devices that hold only admin-access allocations (those consume nothing)
+    admin_access: int = 0
+    #: (counter set, counter) -> amount
+    counters: dict[tuple[str, str], Amount] = field(default_factory=dict)
+    #: capacity name -> amount (devices that allow multiple allocations only)
+    capacity: dict[str, Amount] = field(default_factory=dict)
+
+    @property
+    def free(self) -> int:
+        return self.devices - self.allocated
+
+    def merge(self, other: "Tally") -> None:
+        """Add ``other`` into this tally (for the cluster row and aggregates)."""
+        self.devices += other.devices
+        self.allocated += other.allocated
+        self.shared += other.shared
+        self.admin_access += other.admin_access
+        for key, amount in other.counters.items():
+            self.counters.setdefault(key, Amount()).add(amount)
+        for name, amount in other.capacity.items():
+            self.capacity.setdefault(name, Amount()).add(amount)
+
+    def counters_by_name(self) -> dict[str, Amount]:
+        """Counters summed over counter sets, by counter name (for compact tables)."""
+        out: dict[str, Amount] = {}
+        for (_, counter), amount in sorted(self.counters.items()):
+            out.setdefault(counter, Amount()).add(amount)
+        return out
+
+    def utilization(self) -> float:
+        return self.allocated / self.devices if self.devices else 0.0
+
+    def to_dict(self) -> Obj:
+        return {
+            "devices": {"total": self.devices, "allocated": self.allocated, "free": self.free,
+                        "shared": self.shared, "adminAccess": self.admin_access},
+            "counters": [{"counterSet": s, "counter": c, **a.to_dict()} for (s, c), a in sorted(self.counters.items())],
+            "capacity": [{"name": n, **a.to_dict()} for n, a in sorted(self.capacity.items())],
+        }
+
+
+@dataclass
+class UsageRow:
+    """One row: a node and pool (``by node``) or a DeviceClass (``by class``)."""
+
+    node: str = ""
+    driver: str = ""
+    pool: str = ""
+    device_class: str = ""
+    tally: Tally = field(default_factory=Tally)
+    #: the pool is incomplete (not every slice of its newest generation is there)
+    incomplete: bool = False
+
+    def to_dict(self, by: str) -> Obj:
+        head: Obj = {"class": self.device_class} if by == "class" else {
+            "node": self.node, "driver": self.driver, "pool": self.pool, "incomplete": self.incomplete}
+        return {**head, **self.tally.to_dict()}
+
+
+@dataclass
+class Usage:
+    """The whole report: the cluster total and the rows."""
+
+    by: str
+    cluster: Tally
+    rows: list[UsageRow]
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> Obj:
+        return {"apiVersion": "kubectl-dra/v1", "kind": "Usage", "by": self.by,
+                "cluster": self.cluster.to_dict(), "rows": [r.to_dict(self.by) for r in self.rows]}
+
+
+# --------------------------------------------------------------------------- in use
+
+
+@dataclass
+class InUse:
+    """Allocated devices as the allocator sees them, from allocated claims' results."""
+
+    #: devices held by at least one non-admin result -> number of such results
+    consuming: dict[DeviceKey, int] = field(default_factory=dict)
+    #: devices named only by admin-access results
+    admin_only: set[DeviceKey] = field(default_factory=set)
+    #: device -> capacity name -> summed consumedCapacity of its shares
+    consumed_capacity: dict[DeviceKey, dict[str, Quantity]] = field(default_factory=dict)
+
+
+def allocated_devices(claims: Iterable[Obj]) -> InUse:
+    """Index the results of every allocated claim (admin access consumes nothing)."""
+    in_use = InUse()
+    admin: set[DeviceKey] = set()
+    for claim in claims:
+        allocation = (claim.get("status") or {}).get("allocation")
+        if not isinstance(allocation, dict):
+            continue
+        for result in ((allocation.get("devices") or {}).get("results")) or []:
+            key = (str(result.get("driver") or ""), str(result.get("pool") or ""), str(result.get("device") or ""))
+            if result.get("adminAccess"):
+                admin.add(key)
+                continue
+            in_use.consuming[key] = in_use.consuming.get(key, 0) + 1
+            consumed = result.get("consumedCapacity") or {}
+            if consumed:
+                per_device = in_use.consumed_capacity.setdefault(key, {})
+                for name, value in consumed.items():
+                    q = quantity(value)
+                    per_device[name] = per_device[name] + q if name in per_device else q
+    in_use.admin_only = admin - set(in_use.consuming)
+    return in_use
+
+
+# --------------------------------------------------------------------------- pools
+
+
+@dataclass
+class Pool:
+    """The newest generation of one pool: its slices, and whether all of them are there."""
+
+    driver: str
+    name: str
+    generation: int
+    slices: list[Obj]
+    expected: int
+
+    @property
+    def incomplete(self) -> bool:
+        return len(self.slices) < self.expected
+
+
+def current_pools(slices: Iterable[Obj]) -> list[Pool]:
+    """Slices grouped by (driver, pool), keeping only the newest generation, sorted by name."""
+    pools: dict[tuple[str, str], Pool] = {}
+    for s in slices:
+        spec = s.get("spec") or {}
+        pool = spec.get("pool") or {}
+        key = (str(spec.get("driver") or ""), str(pool.get("name") or ""))
+        generation = int(pool.get("generation") or 0)
+        expected = int(pool.get("resourceSliceCount") or 1)
+        current = pools.get(key)
+        if current is None or generation > current.generation:
+            pools[key] = Pool(key[0], key[1], generation, [s], expected)
+        elif generation == current.generation:
+            current.slices.append(s)
+            current.expected = max(current.expected, expected)
+    for pool in pools.values():
+        pool.slices.sort(key=lambda s: (s.get("metadata") or {}).get("name") or "")
+    return [pools[k] for k in sorted(pools)]
+
+
+def device_node(slice_spec: Obj, device: Obj) -> str:
+    """The node column of a device: its slice's or its own nodeName, else all/selected nodes."""
+    for holder in (slice_spec, device):
+        if holder.get("nodeName"):
+            return str(holder["nodeName"])
+        if holder.get("allNodes"):
+            return ALL_NODES
+        if holder.get("nodeSelector"):
+            return SELECTED_NODES
+    return ALL_NODES
+
+
+def _capacity_value(entry: Any) -> Quantity:
+    return quantity(entry.get("value") if isinstance(entry, dict) else entry)
+
+
+# --------------------------------------------------------------------------- accounting
+
+
+ClassMatcher = Callable[[Obj, str, Obj], bool]
+"""(DeviceClass, driver, device) -> whether the class selects the device."""
+
+
+def compute_usage(state: ClusterState, *, by: str = "node", class_matcher: ClassMatcher | None = None,
+                  sort: str = "name", nodes: Iterable[str] | None = None) -> Usage:
+    """The usage report for ``state``, rows per (node, driver, pool) or per DeviceClass."""
+    if by not in ("node", "class"):
+        raise UsageError(f"--by {by!r}: use node or class")
+    if by == "class" and class_matcher is None:
+        raise UsageError("--by class needs a device class matcher")
+    in_use = allocated_devices(state.resource_claims)
+    pools = current_pools(state.resource_slices)
+    rows: dict[tuple[str, ...], UsageRow] = {}
+    cluster = Tally()
+    seen: set[DeviceKey] = set()
+    classes = list(state.device_classes)
+    for pool in pools:
+        _account_pool(pool, in_use, rows, cluster, seen, by, classes, class_matcher)
+    if by == "class":
+        for cls in classes:
+            name = str((cls.get("metadata") or {}).get("name") or "")
+            rows.setdefault((name,), UsageRow(device_class=name))
+    wanted = set(nodes) if nodes else None
+    result = [r for r in rows.values() if wanted is None or by == "class" or r.node in wanted]
+    warnings = _stale_warnings(in_use, seen)
+    return Usage(by=by, cluster=cluster, rows=sort_rows(result, sort, by), warnings=warnings)
+
+
+def _account_pool(pool: Pool, in_use: InUse, rows: dict[tuple[str, ...], UsageRow], cluster: Tally,
+                  seen: set[DeviceKey], by: str, classes: list[Obj], matcher: ClassMatcher | None) -> None:
+    """Add one pool's devices and counters to the rows and the cluster tally."""
+    counter_totals: dict[str, dict[str, Quantity]] = {}
+    counter_home: dict[str, str] = {}
+    consumed_counters: dict[tuple[str, str], Quantity] = {}
+    pool_rows: list[UsageRow] = []
+    for s in pool.slices:
+        spec = s.get("spec") or {}
+        for counter_set in spec.get("sharedCounters") or []:
+            set_name = str(counter_set.get("name") or "")
+            counter_totals[set_name] = {c: _capacity_value(v) for c, v in (counter_set.get("counters") or {}).items()}
+            if spec.get("nodeName"):
+                counter_home[set_name] = str(spec["nodeName"])
+        for device in spec.get("devices") or []:
+            name = str(device.get("name") or "")
+            key = (pool.driver, pool.name, name)
+            seen.add(key)
+            node = device_node(spec, device)
+            targets = _row_targets(by, node, pool, device, classes, matcher, rows)
+            pool_rows.extend(t for t in targets if t not in pool_rows)
+            allocated = key in in_use.consuming
+            for tally in [cluster] + [t.tally for t in targets]:
+                _count_device(tally, device, key, allocated, in_use)
+            if allocated:
+                for consumption in device.get("consumesCounters") or []:
+                    set_name = str(consumption.get("counterSet") or "")
+                    counter_home.setdefault(set_name, node)
+                    for counter, value in (consumption.get("counters") or {}).items():
+                        k = (set_name, counter)
+                        q = _capacity_value(value)
+                        consumed_counters[k] = consumed_counters[k] + q if k in consumed_counters else q
+            else:
+                for consumption in device.get("consumesCounters") or []:
+                    counter_home.setdefault(str(consumption.get("counterSet") or ""), node)
+    if by == "node":
+        _attribute_counters(pool, counter_totals, counter_home, consumed_counters, rows, cluster)
+
+
+def _row_targets(by: str, node: str, pool: Pool, device: Obj, classes: list[Obj], matcher: ClassMatcher | None,
+                 rows: dict[tuple[str, ...], UsageRow]) -> list[UsageRow]:
+    """The rows one device counts in: its (node, driver, pool), or every class that selects it."""
+    if by == "node":
+        key = (node, pool.driver, pool.name)
+        row = rows.get(key)
+        if row is None:
+            row = rows[key] = UsageRow(node=node, driver=pool.driver, pool=pool.name, incomplete=pool.incomplete)
+        return [row]
+    out = []
+    assert matcher is not None
+    for cls in classes:
+        name = str((cls.get("metadata") or {}).get("name") or "")
+        if matcher(cls, pool.driver, device):
+            out.append(rows.setdefault((name,), UsageRow(device_class=name)))
+    return out
+
+
+def _count_device(tally: Tally, device: Obj, key: DeviceKey, allocated: bool, in_use: InUse) -> None:
+    tally.devices += 1
+    multi = bool(device.get("allowMultipleAllocations"))
+    if allocated:
+        tally.allocated += 1
+        if multi:
+            tally.shared += 1
+    elif key in in_use.admin_only:
+        tally.admin_access += 1
+    if multi:
+        consumed = in_use.consumed_capacity.get(key, {})
+        for name, entry in (device.get("capacity") or {}).items():
+            amount = tally.capacity.get(name)
+            if amount is None:
+                amount = tally.capacity[name] = Amount()
+            amount.add(Amount(consumed.get(name, ZERO), _capacity_value(entry)))
+
+
+def _attribute_counters(pool: Pool, totals: dict[str, dict[str, Quantity]], home: dict[str, str],
+                        consumed: dict[tuple[str, str], Quantity], rows: dict[tuple[str, ...], UsageRow],
+                        cluster: Tally) -> None:
+    """Put each counter set of the pool on the row of the node its devices live on."""
+    for set_name, counters in totals.items():
+        node = home.get(set_name, ALL_NODES)
+        key = (node, pool.driver, pool.name)
+        row = rows.get(key)
+        if row is None:
+            row = rows[key] = UsageRow(node=node, driver=pool.driver, pool=pool.name, incomplete=pool.incomplete)
+        for counter, total in counters.items():
+            amount = Amount(consumed.get((set_name, counter), ZERO), total)
+            for tally in (row.tally, cluster):
+                tally.counters.setdefault((set_name, counter), Amount()).add(amount)
+
+
+def _stale_warnings(in_use: InUse, seen: set[DeviceKey]) -> list[str]:
+    stale = sorted(set(in_use.consuming) - seen)
+    if not stale:
+        return []
+    sample = ", ".join("/".join(k) for k in stale[:3])
+    more = f" and {len(stale) - 3} more" if len(stale) > 3 else ""
+    return [f"{len(stale)} allocated device(s) are not in any current ResourceSlice: {sample}{more}"]
+
+
+def sort_rows(rows: list[UsageRow], sort: str, by: str) -> list[UsageRow]:
+    """Rows by name, or by a number (largest first, name breaking ties)."""
+    if sort not in SORT_KEYS:
+        raise UsageError(f"--sort {sort!r}: use one of {', '.join(SORT_KEYS)}")
+
+    def name_key(r: UsageRow) -> tuple[str, ...]:
+        return (r.device_class,) if by == "class" else (r.node, r.driver, r.pool)
+
+    by_name = sorted(rows, key=name_key)
+    numbers: Mapping[str, Callable[[UsageRow], float]] = {
+        "devices": lambda r: r.tally.devices, "allocated": lambda r: r.tally.allocated,
+        "free": lambda r: r.tally.free, "utilization": lambda r: r.tally.utilization(),
+    }
+    if sort == "name":
+        return by_name
+    return sorted(by_name, key=lambda r: -numbers[sort](r))
