@@ -1,0 +1,125 @@
+"""Allocation benchmark: whole-cluster previews through the public preview core and the CLI.
+
+(a) 500 nodes x 10 devices, half in use: preview of a template-style claim with a class
+    CEL selector on every node; previews/s warm (in process) and cold CLI wall time.
+(b) 5,000 nodes x 8 partitionable devices with shared counters: warm preview time, and
+    the time to load the state from a JSON dump.
+
+``python -m benchmarks.bench_allocation [--profile]`` (``--profile`` prints the hottest
+functions of one warm preview of each case, for the allocator's authors).
+"""
+
+from __future__ import annotations
+
+import cProfile
+import io
+import os
+import pstats
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from benchmarks import synthetic
+
+REPO = Path(__file__).resolve().parent.parent
+TARGET = f"template/{synthetic.NAMESPACE}/one-gpu"
+
+
+def _gates() -> Any:
+    from kubectl_dra.gates import FeatureGates
+
+    return FeatureGates.default()
+
+
+def _preview_once(state: Any, gates: Any) -> Any:
+    """One whole-cluster preview, as the CLI runs it (targets, allocator, every node, ranking)."""
+    from kubectl_dra.preview import candidate_nodes, resolve_targets, run_preview
+
+    plan = resolve_targets(state, [TARGET], namespace=synthetic.NAMESPACE, gates=gates)
+    return run_preview(state, plan, gates, candidate_nodes(state))
+
+
+def _timed(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
+    """Best wall time of ``repeat`` runs, and the last result."""
+    best = float("inf")
+    result = None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - start)
+    return best, result
+
+
+def _profile(label: str, fn: Callable[[], Any]) -> None:
+    prof = cProfile.Profile()
+    prof.enable()
+    fn()
+    prof.disable()
+    out = io.StringIO()
+    pstats.Stats(prof, stream=out).sort_stats("cumulative").print_stats(18)
+    print(f"-- profile: {label}\n{out.getvalue()}")
+
+
+def _cold_cli(path: Path) -> tuple[float, int]:
+    """Wall time of ``kubectl-dra preview --state PATH TARGET -o json`` in a fresh process."""
+    exe = REPO / ".venv" / "bin" / "kubectl-dra"
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "kubectl_dra"]
+    start = time.perf_counter()
+    proc = subprocess.run([*cmd, "preview", "--state", str(path), TARGET, "-o", "json"],
+                          capture_output=True, text=True, env={**os.environ, "KUBECONFIG": "/dev/null"})
+    elapsed = time.perf_counter() - start
+    if proc.returncode not in (0, 1):
+        print(f"   CLI failed ({proc.returncode}): {proc.stderr.strip()[:300]}")
+    return elapsed, proc.returncode
+
+
+def case_a(tmp: Path, profile: bool) -> None:
+    from kubectl_dra.state import load_state
+
+    nodes, devices = 500, 10
+    path = synthetic.write_json(synthetic.cluster(nodes, devices, in_use=0.5), tmp / "a.json")
+    state = load_state([str(path)])
+    gates = _gates()
+    _preview_once(state, gates)  # warm caches (CEL compilation)
+    best, result = _timed(lambda: _preview_once(state, gates), repeat=3)
+    fits = len(result.fitting)
+    print(f"(a) {nodes} nodes x {devices} devices, half in use: warm preview {best * 1000:.0f} ms "
+          f"({1 / best:.2f} previews/s, {nodes / best:.0f} nodes/s); {fits}/{nodes} nodes fit")
+    cold, code = _cold_cli(path)
+    print(f"(a) cold CLI wall time (process start, load {path.stat().st_size / 1e6:.1f} MB JSON, preview, "
+          f"print JSON): {cold:.2f} s (exit {code})")
+    if profile:
+        _profile("case a warm preview", lambda: _preview_once(state, gates))
+
+
+def case_b(tmp: Path, profile: bool) -> None:
+    from kubectl_dra.state import load_state
+
+    nodes, devices = 5000, 8
+    path = synthetic.write_json(synthetic.cluster(nodes, devices, in_use=0.25, partitionable=True), tmp / "b.json")
+    load_time, state = _timed(lambda: load_state([str(path)]), repeat=2)
+    print(f"(b) state load from JSON dump ({path.stat().st_size / 1e6:.1f} MB, {sum(1 for _ in state)} objects): "
+          f"{load_time:.2f} s")
+    gates = _gates()
+    _preview_once(state, gates)
+    best, result = _timed(lambda: _preview_once(state, gates), repeat=2)
+    print(f"(b) {nodes} nodes x {devices} partitionable devices with counters: warm preview {best:.2f} s "
+          f"({nodes / best:.0f} nodes/s); {len(result.fitting)}/{nodes} nodes fit")
+    if profile:
+        _profile("case b warm preview", lambda: _preview_once(state, gates))
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run both cases and print the figures."""
+    args = sys.argv[1:] if argv is None else argv
+    profile = "--profile" in args
+    with tempfile.TemporaryDirectory(prefix="kubectl-dra-bench-") as tmp:
+        case_a(Path(tmp), profile)
+        case_b(Path(tmp), profile)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,106 @@
+"""Synthetic cluster states for benchmarks: N nodes with M devices each, some in use,
+optionally partitionable (devices consuming a shared counter set)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+Obj = dict[str, Any]
+
+DRIVER = "gpu.example.com"
+CLASS = "gpu.example.com"
+NAMESPACE = "bench"
+
+
+def node(i: int) -> Obj:
+    """A Node with zone and rack labels."""
+    name = f"node-{i:05d}"
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name,
+                                                  "topology.kubernetes.io/zone": f"zone-{i % 4}"}}}
+
+
+def device_class(expression: str | None = None) -> Obj:
+    """The benchmark DeviceClass with a CEL selector (driver and an attribute test)."""
+    expr = expression or f'device.driver == "{DRIVER}" && device.attributes["{DRIVER}"].model == "model-a"'
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": CLASS},
+            "spec": {"selectors": [{"cel": {"expression": expr}}]}}
+
+
+def plain_slice(node_name: str, devices: int) -> Obj:
+    """One node-local slice with ``devices`` GPUs carrying attributes and capacity."""
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+            "metadata": {"name": f"{node_name}-gpus"},
+            "spec": {"driver": DRIVER, "nodeName": node_name,
+                     "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1},
+                     "devices": [{"name": f"gpu-{d}",
+                                  "attributes": {"model": {"string": "model-a" if d % 5 else "model-b"},
+                                                 "index": {"int": d}, "numaNode": {"int": d % 2},
+                                                 "driverVersion": {"version": "1.2.3"}},
+                                  "capacity": {"memory": {"value": "80Gi"}}}
+                                 for d in range(devices)]}}
+
+
+def partitionable_slice(node_name: str, devices: int) -> Obj:
+    """One slice with a shared counter set per pair of devices and ``devices`` partitions."""
+    sets = max(1, devices // 4)
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+            "metadata": {"name": f"{node_name}-gpus"},
+            "spec": {"driver": DRIVER, "nodeName": node_name,
+                     "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1},
+                     "sharedCounters": [{"name": f"gpu-{s}", "counters": {"memory": {"value": "80Gi"},
+                                                                          "slices": {"value": "7"}}}
+                                        for s in range(sets)],
+                     "devices": [{"name": f"gpu-{d // 4}-part-{d % 4}",
+                                  "attributes": {"model": {"string": "model-a"}, "index": {"int": d}},
+                                  "capacity": {"memory": {"value": "20Gi"}},
+                                  "consumesCounters": [{"counterSet": f"gpu-{(d // 4) % sets}",
+                                                        "counters": {"memory": {"value": "20Gi"},
+                                                                     "slices": {"value": "1"}}}]}
+                                 for d in range(devices)]}}
+
+
+def allocated_claim(node_name: str, device: str, index: int) -> Obj:
+    """A claim already allocated to one device of ``node_name`` (marks it in use)."""
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "metadata": {"name": f"used-{node_name}-{index}", "namespace": NAMESPACE, "uid": f"uid-{node_name}-{index}"},
+            "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": CLASS}}]}},
+            "status": {"allocation": {
+                "devices": {"results": [{"request": "gpu", "driver": DRIVER, "pool": node_name, "device": device}]},
+                "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                    {"key": "metadata.name", "operator": "In", "values": [node_name]}]}]}}}}
+
+
+def template(name: str = "one-gpu", count: int = 1, selector: str | None = None) -> Obj:
+    """A ResourceClaimTemplate with one request (and a request-level CEL selector)."""
+    request: Obj = {"deviceClassName": CLASS, "count": count}
+    request["selectors"] = [{"cel": {"expression": selector or f'device.attributes["{DRIVER}"].numaNode == 1'}}]
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": name, "namespace": NAMESPACE},
+            "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": request}]}}}}
+
+
+def cluster(nodes: int, devices: int, in_use: float = 0.5, partitionable: bool = False) -> list[Obj]:
+    """Every object of a synthetic cluster: nodes, one class, slices, in-use claims, one template.
+
+    ``in_use`` is the fraction of each node's devices already allocated (one claim per device).
+    """
+    objs: list[Obj] = [device_class(), template()]
+    used = int(devices * in_use)
+    for i in range(nodes):
+        n = node(i)
+        name = n["metadata"]["name"]
+        objs.append(n)
+        sl = partitionable_slice(name, devices) if partitionable else plain_slice(name, devices)
+        objs.append(sl)
+        for d in range(used):
+            objs.append(allocated_claim(name, sl["spec"]["devices"][d]["name"], d))
+    return objs
+
+
+def write_json(objs: list[Obj], path: Path) -> Path:
+    """A ``kind: List`` JSON dump as ``kubectl get -o json`` writes it."""
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objs}))
+    return path
