@@ -54,7 +54,6 @@ from kubectl_dra.validation.field import (
     required,
     too_long,
     too_many,
-    TYPE_INVALID,
 )
 
 __all__ = [
@@ -291,7 +290,9 @@ def json_size(value: Any) -> int:
 
 
 def middle_truncate(key: str, max_len: int) -> str:
-    """Shorten a long map key for a field path as upstream does: head + ``...`` + tail, ``max_len`` total."""
+    """Shorten a long map key for a field path as upstream does: head + ``...`` + tail, ``max_len``
+    total (limits below 16 are raised to 16)."""
+    max_len = max(max_len, 16)
     if len(key) <= max_len:
         return key
     keep = max_len - 3
@@ -303,10 +304,6 @@ def middle_truncate(key: str, max_len: int) -> str:
 def immutable(path: Path, value: Any) -> FieldError:
     """The ``field is immutable`` error of ``ValidateImmutableField``."""
     return invalid(path, value, "field is immutable")
-
-
-def _type_invalid(path: Path, value: Any, message: str) -> FieldError:
-    return FieldError(TYPE_INVALID, str(path), value, message)
 
 
 def validate_list(
@@ -372,14 +369,15 @@ def validate_label_value(value: str, path: Path) -> list[FieldError]:
 
 
 def validate_driver_name(value: str | None, path: Path) -> list[FieldError]:
-    """Driver name (also DRA domains): required, ≤63, DNS subdomain after lower-casing."""
+    """Driver name (also DRA domains), as CSI driver names: required, ≤63, DNS subdomain after
+    lower-casing (an empty value is both Required and Invalid, as upstream)."""
     value = value or ""
-    if not value:
-        return [required(path, "")]
     errs: list[FieldError] = []
+    if not value:
+        errs.append(required(path, ""))
     if len(value) > DRIVER_NAME_MAX:
         errs.append(too_long(path, "", DRIVER_NAME_MAX))
-    errs.extend(validate_dns_subdomain(value.lower(), path))
+    errs.extend(invalid(path, value, m) for m in is_dns1123_subdomain(value.lower()))
     return errs
 
 
@@ -411,15 +409,14 @@ def validate_c_identifier(value: str, path: Path) -> list[FieldError]:
     errs: list[FieldError] = []
     if len(value) > DEVICE_ID_MAX:
         errs.append(too_long(path, "", DEVICE_ID_MAX))
-    errs.extend(_type_invalid(path, value, m) for m in is_c_identifier(value))
+    errs.extend(invalid(path, value, m) for m in is_c_identifier(value))
     return errs
 
 
 def validate_qualified_name(name: str | None, path: Path) -> list[FieldError]:
-    """DRA QualifiedName (attribute/capacity key): ``ID`` or ``domain/ID``; errors at ``path``."""
+    """DRA QualifiedName (attribute/capacity key): ``ID`` or ``domain/ID``; errors at ``path``
+    (the map itself for keys). Empty parts and extra slashes are Invalid."""
     name = name or ""
-    if not name:
-        return [required(path, "name required")]
     parts = name.split("/")
     if len(parts) == 1:
         return validate_c_identifier(parts[0], path)
@@ -427,22 +424,22 @@ def validate_qualified_name(name: str | None, path: Path) -> list[FieldError]:
         errs: list[FieldError] = []
         domain, ident = parts
         if not domain:
-            errs.append(required(path, "the domain must not be empty"))
+            errs.append(invalid(path, "", "the domain must not be empty"))
         else:
             errs.extend(validate_driver_name(domain, path))
         if not ident:
-            errs.append(required(path, "the name must not be empty"))
+            errs.append(invalid(path, "", "the name must not be empty"))
         else:
             errs.extend(validate_c_identifier(ident, path))
         return errs
-    return [invalid(path, name, "must be either <domain>/<identifier> or a C identifier")]
+    return [invalid(path, name, "must not contain more than one slash")]
 
 
 def validate_fully_qualified_name(name: str | None, path: Path) -> list[FieldError]:
-    """DRA FullyQualifiedName (``matchAttribute``): a qualified name that includes a domain."""
+    """DRA FullyQualifiedName (``matchAttribute``, ``distinctAttribute``): a qualified name with a domain."""
     errs = validate_qualified_name(name, path)
-    if name and "/" not in name:
-        errs.append(invalid(path, name, "must include a domain"))
+    if "/" not in (name or ""):
+        errs.append(invalid(path, name or "", "a fully qualified name must be a domain and a name separated by a slash"))
     return errs
 
 
@@ -509,11 +506,11 @@ def _validate_owner_references(refs: Any, path: Path) -> list[FieldError]:
         if not ref.get("apiVersion"):
             errs.append(invalid(path.child("apiVersion"), ref.get("apiVersion", ""), "version must not be empty"))
         if not ref.get("kind"):
-            errs.append(invalid(path.child("kind"), ref.get("kind", ""), "kind must not be empty"))
+            errs.append(invalid(path.child("kind"), ref.get("kind", ""), "must not be empty"))
         if not ref.get("name"):
-            errs.append(invalid(path.child("name"), ref.get("name", ""), "name must not be empty"))
+            errs.append(invalid(path.child("name"), ref.get("name", ""), "must not be empty"))
         if not ref.get("uid"):
-            errs.append(invalid(path.child("uid"), ref.get("uid", ""), "uid must not be empty"))
+            errs.append(invalid(path.child("uid"), ref.get("uid", ""), "must not be empty"))
         if ref.get("controller"):
             controllers += 1
     if controllers > 1:
@@ -556,22 +553,22 @@ def validate_object_meta(meta: Any, namespaced: bool, path: Path | None = None) 
 
 
 def validate_object_meta_update(new: Any, old: Any, path: Path | None = None) -> list[FieldError]:
-    """ObjectMeta update rules: name, namespace, uid, creationTimestamp immutable; plus label,
-    annotation, finalizer and owner-reference rules of the new object."""
+    """ObjectMeta update rules: name and namespace immutable, uid and deletion fields immutable when
+    given (the generic update path copies them from the stored object when omitted), plus the label,
+    annotation and owner-reference rules of the new object."""
     path = path or Path.root("metadata")
     new = new or {}
     old = old or {}
     errs: list[FieldError] = []
-    for fld in ("name", "namespace", "uid", "creationTimestamp"):
+    for fld in ("name", "namespace"):
         if (new.get(fld) or "") != (old.get(fld) or ""):
             errs.append(immutable(path.child(fld), new.get(fld) or ""))
-    generation = new.get("generation")
-    if isinstance(generation, int) and generation < 0:
-        errs.append(invalid(path.child("generation"), generation, "must be greater than or equal to 0"))
+    for fld in ("uid", "deletionTimestamp", "deletionGracePeriodSeconds"):
+        if new.get(fld) not in (None, "") and new.get(fld) != old.get(fld):
+            errs.append(immutable(path.child(fld), new.get(fld)))
     errs.extend(validate_labels(new.get("labels"), path.child("labels")))
     errs.extend(validate_annotations(new.get("annotations"), path.child("annotations")))
     errs.extend(_validate_owner_references(new.get("ownerReferences"), path.child("ownerReferences")))
-    errs.extend(validate_finalizers(new.get("finalizers"), path.child("finalizers")))
     return errs
 
 
@@ -682,9 +679,11 @@ def validate_device_taint(taint: Any, path: Path) -> list[FieldError]:
 
 
 def validate_device_toleration(
-    toleration: Any, path: Path, effects: Iterable[str] = TOLERATION_EFFECTS
+    toleration: Any, path: Path, effects: Iterable[str] = TAINT_EFFECTS
 ) -> list[FieldError]:
-    """A DeviceToleration (after defaulting operator to Equal): key, operator/value pairing, effect."""
+    """A DeviceToleration (after defaulting operator to Equal): key, operator/value pairing, effect
+    (``effects``: the newest upstream code accepts the taint effects incl. ``None``; pass
+    ``TOLERATION_EFFECTS`` for the older rule)."""
     toleration = toleration or {}
     errs: list[FieldError] = []
     key = toleration.get("key") or ""
@@ -709,25 +708,33 @@ def validate_device_toleration(
 
 
 def validate_binding_conditions(obj: Any, path: Path) -> list[FieldError]:
-    """``bindingConditions``/``bindingFailureConditions`` of a device or allocation result:
-    ≤4 each, label-key syntax, unique, no overlap, both or neither."""
+    """``bindingConditions``/``bindingFailureConditions`` of a device or allocation result (``path``
+    is the owner): ≤4 each (TooMany skips the item syntax, not the duplicate check), label-key
+    syntax, unique, no overlap, both or neither."""
     obj = obj or {}
-    conds = obj.get("bindingConditions") or []
-    failures = obj.get("bindingFailureConditions") or []
+    conds = list(obj.get("bindingConditions") or [])
+    failures = list(obj.get("bindingFailureConditions") or [])
     cpath = path.child("bindingConditions")
     fpath = path.child("bindingFailureConditions")
-    errs = validate_list(conds, cpath, BINDING_CONDITIONS_MAX, lambda c, p: validate_label_name(str(c), p), key=str)
-    errs.extend(
-        validate_list(failures, fpath, BINDING_CONDITIONS_MAX, lambda c, p: validate_label_name(str(c), p), key=str)
-    )
+    errs = validate_list(conds, cpath, BINDING_CONDITIONS_MAX, lambda c, p: validate_label_name(str(c), p))
+    errs.extend(validate_list(failures, fpath, BINDING_CONDITIONS_MAX, lambda c, p: validate_label_name(str(c), p)))
+    seen: set[str] = set()
+    for i, cond in enumerate(conds):
+        if cond in seen:
+            errs.append(duplicate(cpath.index(i), cond))
+        seen.add(cond)
     cond_set = set(conds)
+    seen = set()
     for i, cond in enumerate(failures):
+        if cond in seen:
+            errs.append(duplicate(fpath.index(i), cond))
+        seen.add(cond)
         if cond in cond_set:
-            errs.append(invalid(fpath.index(i), cond, "must not contain any condition also listed in bindingConditions"))
-    if failures and not conds:
-        errs.append(invalid(cpath, conds, "must not be empty if bindingFailureConditions is set"))
-    if conds and not failures:
-        errs.append(invalid(fpath, failures, "must not be empty if bindingConditions is set"))
+            errs.append(invalid(fpath.index(i), cond, "bindingFailureConditions must not overlap with bindingConditions"))
+    if not conds and failures:
+        errs.append(invalid(cpath, conds, "bindingConditions are required to use bindingFailureConditions"))
+    if not failures and conds:
+        errs.append(invalid(fpath, failures, "bindingFailureConditions are required to use bindingConditions"))
     return errs
 
 
@@ -744,7 +751,7 @@ def validate_skip_node_operations(values: Any, path: Path) -> list[FieldError]:
         seen.add(value)
     if "NodePrepareResources" in seen and not ({"NodeUnprepareResources", "*"} & seen):
         errs.append(
-            invalid(path, values, "NodePrepareResources requires NodeUnprepareResources or * to be skipped as well")
+            invalid(path, values, "NodePrepareResources cannot be skipped unless NodeUnprepareResources is also skipped")
         )
     return errs
 
@@ -770,7 +777,10 @@ def validate_selector(selector: Any, path: Path, gates: Any, stored: bool = Fals
 
 
 def validate_cel_selector(cel: Any, path: Path, gates: Any, stored: bool = False) -> list[FieldError]:
-    """A CEL selector expression: ≤10 KiB (then not compiled), compiles to bool, cost ≤ 1,000,000."""
+    """A CEL selector expression: ≤10 KiB (then not compiled), compiles to bool, cost ≤ 1,000,000.
+    A ``stored`` expression (unchanged since it was admitted) is not checked again."""
+    if stored:
+        return []
     cel = cel or {}
     expression = cel.get("expression") or ""
     epath = path.child("expression")
@@ -779,49 +789,35 @@ def validate_cel_selector(cel: Any, path: Path, gates: Any, stored: bool = False
     if not expression.strip():
         return [invalid(epath, expression, "compilation failed: expression must not be empty")]
     try:
-        result = _check_cel(expression, gates, stored)
+        result = _check_cel(expression, gates)
     except ImportError:
         return []  # the CEL engine is not installed here; only the length rule applies
     except Exception as exc:  # noqa: BLE001 - the engine must never crash validation
         return [internal(epath, f"CEL check failed: {exc}")]
-    errors = list(getattr(result, "errors", None) or [])
-    if errors:
-        return [invalid(epath, expression, "compilation failed: " + "; ".join(str(e) for e in errors))]
+    errors = [str(e) for e in (getattr(result, "errors", None) or [])]
+    reason = getattr(result, "reason", None)
     cost = getattr(result, "cost", None)
-    if cost is not None and cost > CEL_EXPRESSION_MAX_COST:
+    if reason == "TooLong":
+        return [too_long(epath, "", CEL_EXPRESSION_MAX_LENGTH)]
+    if reason == "Forbidden" or (not errors and cost is not None and cost > CEL_EXPRESSION_MAX_COST):
         return [forbidden(epath, "too complex, exceeds cost limit")]
+    if reason == "Required":
+        return [required(epath, "; ".join(errors))]
+    if errors:
+        return [invalid(epath, expression, "; ".join(errors))]
     return []
 
 
-def _check_cel(expression: str, gates: Any, stored: bool) -> Any:
-    """Call H2's ``kubectl_dra.cel.check_expression`` with whichever options it accepts."""
-    import inspect
+def _check_cel(expression: str, gates: Any) -> Any:
+    """``kubectl_dra.cel.check_expression`` in the NewExpressions environment of the enabled gates."""
+    from kubectl_dra.cel import check_expression
 
-    from kubectl_dra.cel import check_expression  # type: ignore[attr-defined]
-
-    try:
-        params = inspect.signature(check_expression).parameters
-    except (TypeError, ValueError):
-        params = {}
-    kwargs: dict[str, Any] = {}
-    if "result" in params:
-        kwargs["result"] = "bool"
-    if "gates" in params:
-        kwargs["gates"] = gates
-    if "features" in params:
-        kwargs["features"] = gates
-    if "stored" in params:
-        kwargs["stored"] = stored
-    for name, gate in (
-        ("allow_multiple_allocations", "DRAConsumableCapacity"),
-        ("enable_consumable_capacity", "DRAConsumableCapacity"),
-        ("consumable_capacity", "DRAConsumableCapacity"),
-        ("list_type_attributes", "DRAListTypeAttributes"),
-        ("enable_list_type_attributes", "DRAListTypeAttributes"),
-    ):
-        if name in params:
-            kwargs[name] = gate_enabled(gates, gate)
-    return check_expression(expression, **kwargs)
+    return check_expression(
+        expression,
+        result="bool",
+        consumable_capacity=gate_enabled(gates, "DRAConsumableCapacity"),
+        list_type_attributes=gate_enabled(gates, "DRAListTypeAttributes"),
+    )
 
 
 # ---------------------------------------------------------------------------

@@ -1,0 +1,807 @@
+"""ResourceSlice (``resource.k8s.io/v1``): the API server's create/update strategy and validation.
+
+``prepare_resource_slice`` is the registry strategy (PrepareForCreate/PrepareForUpdate plus the
+generic create/update path): it clears the namespace of this cluster-scoped kind and drops the
+fields of disabled feature gates unless the stored object already uses them.
+``validate_resource_slice`` returns the field errors of ``ValidateResourceSlice`` (create) or
+``ValidateResourceSliceUpdate`` (update). ``metadata.generation`` is left alone: the API server
+owns it and the conformance objects do not show it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from kubectl_dra.quantity import Quantity, QuantityError
+from kubectl_dra.validation.common import (
+    gate_enabled,
+    immutable,
+    is_semver,
+    middle_truncate,
+    parse_quantity,
+    validate_binding_conditions,
+    validate_device_name,
+    validate_device_taint,
+    validate_dns_label,
+    validate_driver_name,
+    validate_fully_qualified_name,
+    validate_list,
+    validate_node_name,
+    validate_node_selector,
+    validate_object_meta,
+    validate_object_meta_update,
+    validate_pool_name,
+    validate_qualified_name,
+    validate_skip_node_operations,
+)
+from kubectl_dra.validation.field import (
+    FieldError,
+    Path,
+    duplicate,
+    forbidden,
+    invalid,
+    required,
+    too_long,
+    too_many,
+)
+
+__all__ = ["prepare_resource_slice", "validate_resource_slice", "warnings_resource_slice"]
+
+# k8s.io/api resource/v1 limits
+MAX_DEVICES = 128
+MAX_DEVICES_WITH_ADVANCED_FEATURES = 64
+MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE = 32
+MAX_ATTRIBUTE_VALUES_PER_DEVICE = 48
+ATTRIBUTE_MAX_VALUE_LENGTH = 64
+ATTRIBUTE_KEY_TRUNCATE = 63 + 1 + 32
+COUNTER_KEY_TRUNCATE = 63
+MAX_COUNTER_SETS = 8
+MAX_COUNTERS_PER_SET = 32
+MAX_COUNTER_CONSUMPTIONS_PER_DEVICE = 2
+MAX_COUNTERS_PER_CONSUMPTION = 32
+MAX_COMPATIBILITY_GROUPS = 2
+MAX_TAINTS_PER_DEVICE = 16
+MAX_VALID_VALUES = 10
+INT64_MAX = 2**63 - 1
+INT64_MIN = -(2**63)
+
+LIST_ATTRIBUTE_FIELDS = ("bools", "ints", "strings", "versions")
+NODE_FIELDS = ("nodeName", "nodeSelector", "allNodes")
+NODE_ALLOCATABLE_FIXED = ("cpu", "memory")
+
+# ---------------------------------------------------------------------------
+# Strategy: drop fields of disabled gates
+
+
+def _spec(obj: dict[str, Any] | None) -> dict[str, Any]:
+    """The spec dict of an object (empty when missing)."""
+    if not obj:
+        return {}
+    spec = obj.get("spec")
+    return spec if isinstance(spec, dict) else {}
+
+
+def _devices(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    """The device dicts of a slice spec (non-dict entries skipped)."""
+    return [d for d in (spec.get("devices") or []) if isinstance(d, dict)]
+
+
+def _present(d: dict[str, Any], key: str) -> bool:
+    """Whether a pointer-like field is set (key present and not null), as Go's ``!= nil``."""
+    return d.get(key) is not None
+
+
+def _taints_in_use(spec: dict[str, Any]) -> bool:
+    return any(d.get("taints") for d in _devices(spec))
+
+
+def _partitionable_in_use(spec: dict[str, Any]) -> bool:
+    if spec.get("sharedCounters") or _present(spec, "perDeviceNodeSelection"):
+        return True
+    return any(d.get("consumesCounters") or any(_present(d, f) for f in NODE_FIELDS) for d in _devices(spec))
+
+
+def _binding_in_use(spec: dict[str, Any]) -> bool:
+    return any(
+        d.get("bindingConditions") or d.get("bindingFailureConditions") or _present(d, "bindsToNode")
+        for d in _devices(spec)
+    )
+
+
+def _consumable_in_use(spec: dict[str, Any]) -> bool:
+    for d in _devices(spec):
+        if _present(d, "allowMultipleAllocations"):
+            return True
+        for cap in (d.get("capacity") or {}).values():
+            if isinstance(cap, dict) and _present(cap, "requestPolicy"):
+                return True
+    return False
+
+
+def _node_allocatable_in_use(spec: dict[str, Any]) -> bool:
+    return any(d.get("nodeAllocatableResources") for d in _devices(spec))
+
+
+def _list_attributes_in_use(spec: dict[str, Any]) -> bool:
+    for d in _devices(spec):
+        for attr in (d.get("attributes") or {}).values():
+            if isinstance(attr, dict) and any(_present(attr, f) for f in LIST_ATTRIBUTE_FIELDS):
+                return True
+    return False
+
+
+def _compat_groups_in_use(spec: dict[str, Any]) -> bool:
+    for d in _devices(spec):
+        for cc in d.get("consumesCounters") or []:
+            if isinstance(cc, dict) and cc.get("compatibilityGroups"):
+                return True
+    return False
+
+
+def _drop_device_fields(spec: dict[str, Any], *fields: str) -> None:
+    for d in _devices(spec):
+        for f in fields:
+            d.pop(f, None)
+
+
+def _drop_disabled_fields(spec: dict[str, Any], old_spec: dict[str, Any] | None, gates: Any) -> None:
+    """Clear the fields of disabled gates unless the stored spec already uses the feature."""
+    old = old_spec if old_spec is not None else {}
+    if not gate_enabled(gates, "DRADeviceTaints") and not _taints_in_use(old):
+        _drop_device_fields(spec, "taints")
+    if not gate_enabled(gates, "DRAPartitionableDevices") and not _partitionable_in_use(old):
+        spec.pop("sharedCounters", None)
+        spec.pop("perDeviceNodeSelection", None)
+        _drop_device_fields(spec, "consumesCounters", *NODE_FIELDS)
+    binding_on = gate_enabled(gates, "DRADeviceBindingConditions") and gate_enabled(
+        gates, "DRAResourceClaimDeviceStatus"
+    )
+    if not binding_on and not _binding_in_use(old):
+        _drop_device_fields(spec, "bindingConditions", "bindingFailureConditions", "bindsToNode")
+    if not gate_enabled(gates, "DRAConsumableCapacity") and not _consumable_in_use(old):
+        for d in _devices(spec):
+            d.pop("allowMultipleAllocations", None)
+            for cap in (d.get("capacity") or {}).values():
+                if isinstance(cap, dict):
+                    cap.pop("requestPolicy", None)
+    if not gate_enabled(gates, "DRANodeAllocatableResources") and not _node_allocatable_in_use(old):
+        _drop_device_fields(spec, "nodeAllocatableResources")
+    if not gate_enabled(gates, "DRAListTypeAttributes") and not _list_attributes_in_use(old):
+        for d in _devices(spec):
+            for attr in (d.get("attributes") or {}).values():
+                if isinstance(attr, dict):
+                    for f in LIST_ATTRIBUTE_FIELDS:
+                        attr.pop(f, None)
+    if not gate_enabled(gates, "DRADeviceCompatibilityGroups") and not _compat_groups_in_use(old):
+        for d in _devices(spec):
+            for cc in d.get("consumesCounters") or []:
+                if isinstance(cc, dict):
+                    cc.pop("compatibilityGroups", None)
+    if not gate_enabled(gates, "DRAOptionalNodeOperations") and not old.get("skipNodeOperations"):
+        spec.pop("skipNodeOperations", None)
+    pool_status_on = gate_enabled(gates, "DRAResourcePoolStatus") or gate_enabled(
+        gates, "DRAPartitionableDevicesType"
+    )
+    if not pool_status_on and not _present(old, "partitionTypeAttribute"):
+        spec.pop("partitionTypeAttribute", None)
+
+
+def prepare_resource_slice(
+    obj: dict[str, Any], old: dict[str, Any] | None, gates: Any
+) -> tuple[dict[str, Any], list[str]]:
+    """Apply the create (``old`` None) or update strategy to ``obj`` in place: clear the namespace
+    (cluster-scoped kind) and drop fields of disabled gates unless ``old`` uses them.
+    Returns ``(obj, warnings)``: the same dict and the API server's warnings for it."""
+    meta = obj.get("metadata")
+    if isinstance(meta, dict):
+        meta.pop("namespace", None)
+    spec = obj.get("spec")
+    if isinstance(spec, dict):
+        _drop_disabled_fields(spec, _spec(old) if old is not None else None, gates)
+    return obj, warnings_resource_slice(obj, old)
+
+
+def warnings_resource_slice(obj: dict[str, Any], old: dict[str, Any] | None = None) -> list[str]:
+    """Warnings the API server returns with an accepted slice (upper-case driver name)."""
+    driver = _spec(obj).get("driver") or ""
+    if isinstance(driver, str) and driver != driver.lower():
+        return [f"spec.driver: driver names should be lowercase; {driver!r} contains uppercase characters"]
+    return []
+
+
+# ---------------------------------------------------------------------------
+# Validation
+
+
+def validate_resource_slice(obj: dict[str, Any], old: dict[str, Any] | None, gates: Any) -> list[FieldError]:
+    """Field errors for creating (``old`` None) or updating a ResourceSlice, after preparation."""
+    meta_path = Path.root("metadata")
+    if old is None:
+        errs = validate_object_meta(obj.get("metadata"), False, meta_path)
+    else:
+        errs = validate_object_meta_update(obj.get("metadata"), old.get("metadata"), meta_path)
+    old_spec = _spec(old) if old is not None else None
+    errs.extend(_validate_spec(_spec(obj), old_spec, Path.root("spec"), gates))
+    return errs
+
+
+def _validate_spec(
+    spec: dict[str, Any], old_spec: dict[str, Any] | None, path: Path, gates: Any
+) -> list[FieldError]:
+    """ResourceSliceSpec: driver, pool, node selection, devices, counter sets, skipNodeOperations."""
+    errs = validate_driver_name(spec.get("driver"), path.child("driver"))
+    errs.extend(_validate_pool(spec.get("pool") or {}, path.child("pool")))
+    if old_spec is not None:
+        old_pool = old_spec.get("pool") or {}
+        pool = spec.get("pool") or {}
+        if (pool.get("name") or "") != (old_pool.get("name") or ""):
+            errs.append(immutable(path.child("pool", "name"), pool.get("name") or ""))
+        if (spec.get("driver") or "") != (old_spec.get("driver") or ""):
+            errs.append(immutable(path.child("driver"), spec.get("driver") or ""))
+        if spec.get("nodeName") != old_spec.get("nodeName"):
+            errs.append(immutable(path.child("nodeName"), spec.get("nodeName")))
+    errs.extend(_validate_node_selection(spec, path))
+
+    if spec.get("sharedCounters") is not None and spec.get("devices") is not None:
+        errs.append(invalid(path, "", "only one of `sharedCounters` or `devices` is allowed"))
+
+    devices = spec.get("devices") or []
+    max_devices = MAX_DEVICES
+    if _taints_in_use(spec) or _has_consumes_counters(spec) or _list_attributes_in_use(spec):
+        max_devices = MAX_DEVICES_WITH_ADVANCED_FEATURES
+    per_device = spec.get("perDeviceNodeSelection")
+    old_devices = {d.get("name"): d for d in _devices(old_spec)} if old_spec is not None else {}
+
+    def check_device(device: Any, p: Path) -> list[FieldError]:
+        device = device if isinstance(device, dict) else {}
+        return _validate_device(device, old_devices.get(device.get("name")), p, per_device, gates)
+
+    errs.extend(
+        validate_list(devices, path.child("devices"), max_devices, check_device, key=lambda d: (d or {}).get("name", ""))
+    )
+    errs.extend(
+        validate_list(
+            spec.get("sharedCounters") or [],
+            path.child("sharedCounters"),
+            MAX_COUNTER_SETS,
+            _validate_counter_set,
+            key=lambda s: (s or {}).get("name", ""),
+        )
+    )
+    if spec.get("partitionTypeAttribute") is not None:
+        errs.extend(_validate_partition_type_attribute(spec, path))
+    if spec.get("skipNodeOperations") is not None:
+        errs.extend(validate_skip_node_operations(spec.get("skipNodeOperations"), path.child("skipNodeOperations")))
+    return errs
+
+
+def _has_consumes_counters(spec: dict[str, Any]) -> bool:
+    return any(d.get("consumesCounters") for d in _devices(spec))
+
+
+def _validate_pool(pool: dict[str, Any], path: Path) -> list[FieldError]:
+    """ResourcePool: name rules, resourceSliceCount > 0, generation ≥ 0."""
+    errs = validate_pool_name(pool.get("name"), path.child("name"))
+    count = pool.get("resourceSliceCount") or 0
+    if not isinstance(count, int) or count <= 0:
+        errs.append(invalid(path.child("resourceSliceCount"), count, "must be greater than zero"))
+    generation = pool.get("generation") or 0
+    if isinstance(generation, int) and generation < 0:
+        errs.append(invalid(path.child("generation"), generation, "must be greater than or equal to zero"))
+    return errs
+
+
+_SLICE_SELECTION_MSG = "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required"
+
+
+def _validate_node_selection(spec: dict[str, Any], path: Path) -> list[FieldError]:
+    """Exactly one of nodeName, nodeSelector, allNodes: true, perDeviceNodeSelection: true."""
+    errs: list[FieldError] = []
+    chosen: list[str] = []
+    node_name = spec.get("nodeName")
+    if node_name is not None:
+        if node_name != "":
+            chosen.append("`nodeName`")
+            errs.extend(validate_node_name(str(node_name), path.child("nodeName")))
+        else:
+            errs.append(invalid(path.child("nodeName"), node_name, "must be either unset or set to a non-empty string"))
+    selector = spec.get("nodeSelector")
+    if selector is not None:
+        chosen.append("`nodeSelector`")
+        errs.extend(validate_node_selector(selector, path.child("nodeSelector")))
+        terms = (selector or {}).get("nodeSelectorTerms") or []
+        if len(terms) != 1:
+            errs.append(
+                invalid(path.child("nodeSelector", "nodeSelectorTerms"), terms, "must have exactly one node selector term")
+            )
+    for fld in ("allNodes", "perDeviceNodeSelection"):
+        value = spec.get(fld)
+        if value is None:
+            continue
+        if value is True:
+            chosen.append(f"`{fld}`")
+        else:
+            errs.append(invalid(path.child(fld), value, "must be either unset or set to true"))
+    if not chosen:
+        errs.append(required(path, _SLICE_SELECTION_MSG))
+    elif len(chosen) > 1:
+        errs.append(invalid(path, "{" + ", ".join(chosen) + "}", _SLICE_SELECTION_MSG + ", but multiple fields are set"))
+    return errs
+
+
+# ---------------------------------------------------------------------------
+# Devices
+
+_DEVICE_SELECTION_MSG = (
+    "exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required when `perDeviceNodeSelection` "
+    "is set to true in the ResourceSlice spec"
+)
+
+
+def _validate_device(
+    device: dict[str, Any], old_device: dict[str, Any] | None, path: Path, per_device: Any, gates: Any
+) -> list[FieldError]:
+    """One Device: name, attribute/capacity limits, attributes, capacity, taints, counters,
+    per-device node selection, binding conditions, node-allocatable resources."""
+    errs = validate_device_name(device.get("name"), path.child("name"))
+    attributes = device.get("attributes") or {}
+    capacity = device.get("capacity") or {}
+    total = len(attributes) + len(capacity)
+    if total > MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE:
+        errs.append(
+            invalid(
+                path,
+                total,
+                f"the total number of attributes and capacities must not exceed {MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE}",
+            )
+        )
+    values = _count_attribute_values(attributes)
+    if values > MAX_ATTRIBUTE_VALUES_PER_DEVICE:
+        errs.append(
+            invalid(path, values, f"the total number of attribute values must not exceed {MAX_ATTRIBUTE_VALUES_PER_DEVICE}")
+        )
+    errs.extend(
+        _validate_map(attributes, None, ATTRIBUTE_KEY_TRUNCATE, validate_qualified_name, _validate_attribute, path.child("attributes"))
+    )
+    if old_device is None or (old_device.get("capacity") or {}) != capacity:
+        if device.get("allowMultipleAllocations") is True:
+            check_capacity: Callable[[Any, Path], list[FieldError]] = lambda c, p: _validate_multi_capacity(c, p, gates)
+        else:
+            check_capacity = _validate_single_capacity
+        errs.extend(_validate_map(capacity, None, ATTRIBUTE_KEY_TRUNCATE, validate_qualified_name, check_capacity, path.child("capacity")))
+    taints = device.get("taints") or []
+    if old_device is None or (old_device.get("taints") or []) != taints:
+        errs.extend(validate_list(taints, path.child("taints"), MAX_TAINTS_PER_DEVICE, validate_device_taint))
+    errs.extend(
+        validate_list(
+            device.get("consumesCounters") or [],
+            path.child("consumesCounters"),
+            MAX_COUNTER_CONSUMPTIONS_PER_DEVICE,
+            _validate_counter_consumption,
+            key=lambda c: (c or {}).get("counterSet", ""),
+        )
+    )
+    errs.extend(_validate_device_node_selection(device, path, per_device))
+    errs.extend(validate_binding_conditions(device, path))
+    errs.extend(_validate_node_allocatable(device.get("nodeAllocatableResources") or {}, capacity, path.child("nodeAllocatableResources")))
+    return errs
+
+
+def _count_attribute_values(attributes: dict[str, Any]) -> int:
+    """Attribute values of a device: a scalar counts one, a list its length (several lists summed)."""
+    total = 0
+    for attr in attributes.values():
+        attr = attr if isinstance(attr, dict) else {}
+        lists = sum(len(attr.get(f) or []) for f in LIST_ATTRIBUTE_FIELDS)
+        total += lists if lists else 1
+    return total
+
+
+def _validate_map(
+    mapping: Any,
+    max_size: int | None,
+    truncate: int,
+    validate_key: Callable[[str, Path], list[FieldError]],
+    validate_item: Callable[[Any, Path], list[FieldError]],
+    path: Path,
+) -> list[FieldError]:
+    """Upstream ``validateMap``: TooMany short-circuits; key errors at the map path, value errors
+    under the (middle-truncated) key."""
+    mapping = mapping if isinstance(mapping, dict) else {}
+    if max_size is not None and len(mapping) > max_size:
+        return [too_many(path, len(mapping), max_size)]
+    errs: list[FieldError] = []
+    for key, item in mapping.items():
+        errs.extend(validate_key(str(key), path))
+        errs.extend(validate_item(item, path.key(middle_truncate(str(key), truncate))))
+    return errs
+
+
+def _byte_len(value: Any) -> int:
+    return len(str(value).encode("utf-8"))
+
+
+def _validate_string_value(value: Any, path: Path) -> list[FieldError]:
+    if _byte_len(value) > ATTRIBUTE_MAX_VALUE_LENGTH:
+        return [too_long(path, "", ATTRIBUTE_MAX_VALUE_LENGTH)]
+    return []
+
+
+def _validate_version_value(value: Any, path: Path) -> list[FieldError]:
+    errs: list[FieldError] = []
+    if not isinstance(value, str) or not is_semver(value):
+        errs.append(invalid(path, value, "must be a string compatible with semver.org spec 2.0.0"))
+    if _byte_len(value) > ATTRIBUTE_MAX_VALUE_LENGTH:
+        errs.append(too_long(path, "", ATTRIBUTE_MAX_VALUE_LENGTH))
+    return errs
+
+
+def _validate_attribute(attr: Any, path: Path) -> list[FieldError]:
+    """DeviceAttribute: exactly one value; string/version limits; list values non-empty."""
+    attr = attr if isinstance(attr, dict) else {}
+    errs: list[FieldError] = []
+    count = 0
+    for fld in ("bool", "int"):
+        if _present(attr, fld):
+            count += 1
+    if _present(attr, "string"):
+        count += 1
+        errs.extend(_validate_string_value(attr["string"], path.child("string")))
+    if _present(attr, "version"):
+        count += 1
+        errs.extend(_validate_version_value(attr["version"], path.child("version")))
+    for fld in LIST_ATTRIBUTE_FIELDS:
+        if not _present(attr, fld):
+            continue
+        count += 1
+        items = attr[fld] or []
+        if len(items) == 0:
+            errs.append(invalid(path.child(fld), items, "must not be empty if specified"))
+        for i, item in enumerate(items):
+            if fld == "strings":
+                errs.extend(_validate_string_value(item, path.child(fld).index(i)))
+            elif fld == "versions":
+                errs.extend(_validate_version_value(item, path.child(fld).index(i)))
+    if count == 0:
+        errs.append(invalid(path, "", "exactly one value must be specified"))
+    elif count > 1:
+        errs.append(invalid(path, attr, "exactly one value must be specified"))
+    return errs
+
+
+# ---------------------------------------------------------------------------
+# Capacity and request policies
+
+
+def _validate_single_capacity(capacity: Any, path: Path) -> list[FieldError]:
+    """Capacity of a device without allowMultipleAllocations: no requestPolicy."""
+    capacity = capacity if isinstance(capacity, dict) else {}
+    if _present(capacity, "requestPolicy"):
+        return [forbidden(path.child("requestPolicy"), "allowMultipleAllocations must be true")]
+    return []
+
+
+def _validate_multi_capacity(capacity: Any, path: Path, gates: Any) -> list[FieldError]:
+    """Capacity of a multi-allocatable device: its requestPolicy, if any."""
+    capacity = capacity if isinstance(capacity, dict) else {}
+    policy = capacity.get("requestPolicy")
+    if policy is None:
+        return []
+    try:
+        value = parse_quantity(capacity.get("value"))
+    except QuantityError as exc:
+        return [invalid(path.child("value"), capacity.get("value"), str(exc))]
+    return _validate_request_policy(value, policy if isinstance(policy, dict) else {}, path.child("requestPolicy"), gates)
+
+
+def _q(value: Any) -> Quantity | None:
+    """An optional quantity field (None when absent)."""
+    if value is None:
+        return None
+    return parse_quantity(value)
+
+
+def _validate_request_policy(capacity: Quantity, policy: dict[str, Any], path: Path, gates: Any) -> list[FieldError]:
+    """CapacityRequestPolicy: validValues xor validRange; default required with either."""
+    try:
+        default = _q(policy.get("default"))
+        valid_values = [parse_quantity(v) for v in (policy.get("validValues") or [])]
+        vr = policy.get("validRange")
+        valid_range = None
+        if vr is not None:
+            vr = vr if isinstance(vr, dict) else {}
+            valid_range = {k: _q(vr.get(k)) for k in ("min", "max", "step")}
+    except QuantityError as exc:
+        return [invalid(path, policy, f"quantities must parse: {exc}")]
+    if valid_values and valid_range is not None:
+        return [forbidden(path, 'exactly one policy can be specified, cannot specify "validValues" and "validRange" at the same time')]
+    fractional = gate_enabled(gates, "DRAFractionalCapacityRange")
+    if valid_values:
+        if default is None:
+            return [required(path.child("default"), "required when validValues is defined")]
+        return _validate_valid_values(default, capacity, valid_values, path.child("validValues"), fractional)
+    if valid_range is not None:
+        if default is None:
+            return [required(path.child("default"), "required when validRange is defined")]
+        return _validate_range(default, capacity, valid_range, path.child("validRange"), fractional)
+    return []
+
+
+def _validate_valid_values(
+    default: Quantity, capacity: Quantity, values: list[Quantity], path: Path, fractional: bool
+) -> list[FieldError]:
+    """validValues: ascending, ≤10, each ≤ capacity, unique (integer or exact key), default among them."""
+    errs: list[FieldError] = []
+    for i in range(len(values) - 1):
+        if values[i].cmp(values[i + 1]) > 0:
+            errs.append(invalid(path.index(i + 1), str(values[i + 1]), "values must be sorted in ascending order"))
+    found_default = False
+    if len(values) > MAX_VALID_VALUES:
+        errs.append(too_many(path, len(values), MAX_VALID_VALUES))
+    else:
+        seen: set[Any] = set()
+        for i, option in enumerate(values):
+            if option.cmp(capacity) > 0:
+                errs.append(invalid(path.index(i), str(option), f"option is larger than capacity value: {capacity}"))
+            if option.cmp(default) == 0:
+                found_default = True
+            key: Any = option.value if fractional else option.int_value()
+            if key in seen:
+                errs.append(duplicate(path.index(i), str(option)))
+            seen.add(key)
+    if not found_default:
+        errs.append(invalid(path, str(default), "default value is not valid according to the requestPolicy"))
+    return errs
+
+
+def _is_fractional(q: Quantity) -> bool:
+    return not q.is_integer()
+
+
+def _milli_exact(q: Quantity) -> bool:
+    """Whether ``q`` is exactly a whole number of milli-units within int64."""
+    milli = q.value * 1000
+    return milli.denominator == 1 and INT64_MIN <= milli.numerator <= INT64_MAX
+
+
+def _validate_range(
+    default: Quantity, capacity: Quantity, rng: dict[str, Quantity | None], path: Path, fractional_gate: bool
+) -> list[FieldError]:
+    """validRange: min required and ≤ capacity; default within [min, max]; max ≤ capacity; step
+    positive, min+step ≤ capacity, default/max reachable from min in steps."""
+    errs: list[FieldError] = []
+    lo, hi, step = rng["min"], rng["max"], rng["step"]
+    if lo is None:
+        return [required(path.child("min"), "required when validRange is defined")]
+    if lo.cmp(capacity) > 0:
+        errs.append(invalid(path.child("min"), str(lo), f"min is larger than capacity value: {capacity}"))
+    if default.cmp(lo) < 0:
+        errs.append(invalid(path.child("default"), str(default), f"default is less than min: {lo}"))
+    if hi is not None:
+        if lo.cmp(hi) > 0:
+            errs.append(invalid(path.child("max"), str(lo), f"min is larger than max: {hi}"))
+        if hi.cmp(capacity) > 0:
+            errs.append(invalid(path.child("max"), str(hi), f"max is larger than capacity value: {capacity}"))
+        if default.cmp(hi) > 0:
+            errs.append(invalid(path.child("default"), str(default), f"default is more than max: {hi}"))
+    named = [("default", default), ("min", lo), ("max", hi), ("step", step)]
+    use_milli = False
+    if fractional_gate:
+        use_milli = any(q is not None and _is_fractional(q) for q in (lo, hi, step)) or _is_fractional(default)
+        if use_milli:
+            unsafe = False
+            for name, q in named:
+                if q is not None and not _milli_exact(q):
+                    errs.append(invalid(path.child(name), str(q), "value cannot be represented as a milli value"))
+                    unsafe = True
+            if unsafe:
+                return errs
+    if step is None:
+        return errs
+    if step.sign() <= 0:
+        errs.append(invalid(path.child("step"), str(step), "must be greater than zero"))
+        return errs
+    added = lo + step
+    if added.cmp(capacity) > 0:
+        errs.append(invalid(path.child("step"), str(step), f"one step {added} is larger than capacity value: {capacity}"))
+    if not use_milli:
+        unsafe = False
+        for name, q in named:
+            if q is None:
+                continue
+            if q.sign() < 0:
+                errs.append(invalid(path.child(name), str(q), "must be greater than or equal to 0"))
+                unsafe = True
+            elif q.value > INT64_MAX:
+                errs.append(invalid(path.child(name), str(q), f"must not be larger than {INT64_MAX}"))
+                unsafe = True
+        if unsafe:
+            return errs
+    errs.extend(_validate_step(default, lo, step, use_milli, path.child("step")))
+    if hi is not None:
+        errs.extend(_validate_step(hi, lo, step, use_milli, path.child("step")))
+    return errs
+
+
+def _validate_step(value: Quantity, lo: Quantity, step: Quantity, use_milli: bool, path: Path) -> list[FieldError]:
+    """``value - min`` must be a multiple of ``step`` (milli units or values rounded up to integers)."""
+    if use_milli:
+        s, m, v = step.milli_value(), lo.milli_value(), value.milli_value()
+    else:
+        s, m, v = step.int_value(), lo.int_value(), value.int_value()
+    if s != 0 and (v - m) % s != 0:
+        return [invalid(path, str(value), f"value is not a multiple of a given step ({step}) from ({lo})")]
+    return []
+
+
+# ---------------------------------------------------------------------------
+# Counters
+
+
+def _validate_counter_name(name: str, path: Path) -> list[FieldError]:
+    return validate_dns_label(name, path)
+
+
+def _validate_counters(counters: Any, max_size: int, path: Path) -> list[FieldError]:
+    """A counters map: non-empty, ≤ max_size, DNS-label names; any parsed quantity is valid."""
+    if not counters:
+        return [required(path, "")]
+    return _validate_map(counters, max_size, COUNTER_KEY_TRUNCATE, _validate_counter_name, lambda c, p: [], path)
+
+
+def _validate_counter_set(counter_set: Any, path: Path) -> list[FieldError]:
+    """CounterSet: name required DNS label; counters non-empty, ≤32."""
+    counter_set = counter_set if isinstance(counter_set, dict) else {}
+    name = counter_set.get("name") or ""
+    errs = [required(path.child("name"), "")] if not name else _validate_counter_name(name, path.child("name"))
+    errs.extend(_validate_counters(counter_set.get("counters"), MAX_COUNTERS_PER_SET, path.child("counters")))
+    return errs
+
+
+def _validate_counter_consumption(consumption: Any, path: Path) -> list[FieldError]:
+    """DeviceCounterConsumption: counterSet required DNS label; counters non-empty, ≤32;
+    compatibilityGroups ≤2 (docs)."""
+    consumption = consumption if isinstance(consumption, dict) else {}
+    name = consumption.get("counterSet") or ""
+    errs = (
+        [required(path.child("counterSet"), "")] if not name else _validate_counter_name(name, path.child("counterSet"))
+    )
+    errs.extend(_validate_counters(consumption.get("counters"), MAX_COUNTERS_PER_CONSUMPTION, path.child("counters")))
+    groups = consumption.get("compatibilityGroups") or []
+    if len(groups) > MAX_COMPATIBILITY_GROUPS:
+        errs.append(too_many(path.child("compatibilityGroups"), len(groups), MAX_COMPATIBILITY_GROUPS))
+    return errs
+
+
+# ---------------------------------------------------------------------------
+# Per-device node selection, node-allocatable resources, partition type
+
+
+def _validate_device_node_selection(device: dict[str, Any], path: Path, per_device: Any) -> list[FieldError]:
+    """With perDeviceNodeSelection: exactly one of nodeName/nodeSelector/allNodes; else none of them."""
+    errs: list[FieldError] = []
+    if per_device is True:
+        chosen: list[str] = []
+        node_name = device.get("nodeName")
+        if node_name is not None:
+            if node_name != "":
+                chosen.append("`nodeName`")
+                errs.extend(validate_node_name(str(node_name), path.child("nodeName")))
+            else:
+                errs.append(invalid(path.child("nodeName"), node_name, "must not be empty"))
+        if device.get("nodeSelector") is not None:
+            chosen.append("`nodeSelector`")
+            errs.extend(validate_node_selector(device.get("nodeSelector"), path.child("nodeSelector")))
+        all_nodes = device.get("allNodes")
+        if all_nodes is not None:
+            if all_nodes is True:
+                chosen.append("`allNodes`")
+            else:
+                errs.append(invalid(path.child("allNodes"), all_nodes, "must be either unset or set to true"))
+        if not chosen:
+            errs.append(required(path, _DEVICE_SELECTION_MSG))
+        elif len(chosen) > 1:
+            errs.append(invalid(path, "{" + ", ".join(chosen) + "}", _DEVICE_SELECTION_MSG))
+    elif any(_present(device, f) for f in NODE_FIELDS):
+        errs.append(
+            invalid(
+                path,
+                None,
+                "`nodeName`, `nodeSelector` and `allNodes` can only be set if `perDeviceNodeSelection` is set to "
+                "true in the ResourceSlice spec",
+            )
+        )
+    return errs
+
+
+def _is_node_allocatable_resource(name: str) -> bool:
+    """cpu, memory and hugepages-<size> are node-allocatable resources that devices may map."""
+    return name in NODE_ALLOCATABLE_FIXED or name.startswith("hugepages-")
+
+
+def _validate_node_allocatable(mappings: Any, capacity: dict[str, Any], path: Path) -> list[FieldError]:
+    """nodeAllocatableResources: resource names, mapping/overhead presence and values."""
+    errs: list[FieldError] = []
+    if not isinstance(mappings, dict):
+        return errs
+    for name, entry in mappings.items():
+        kpath = path.key(str(name))
+        entry = entry if isinstance(entry, dict) else {}
+        if not _is_node_allocatable_resource(str(name)):
+            errs.append(invalid(kpath, name, "must be a node allocatable resource name"))
+        mapping, overhead = entry.get("mapping"), entry.get("overhead")
+        if mapping is None and overhead is None:
+            errs.append(required(kpath, "at least one of mapping or overhead must be set"))
+        if isinstance(mapping, dict):
+            errs.extend(_validate_allocatable_mapping(mapping, capacity, kpath.child("mapping")))
+        if isinstance(overhead, dict):
+            errs.extend(_validate_allocatable_overhead(overhead, kpath.child("overhead")))
+    return errs
+
+
+def _sign_of(value: Any) -> int | None:
+    try:
+        return parse_quantity(value).sign()
+    except QuantityError:
+        return None
+
+
+def _validate_allocatable_mapping(mapping: dict[str, Any], capacity: dict[str, Any], path: Path) -> list[FieldError]:
+    errs: list[FieldError] = []
+    key = mapping.get("capacityKey")
+    mult = mapping.get("capacityMultiplier")
+    if key is not None:
+        if key == "":
+            errs.append(invalid(path.child("capacityKey"), "", "capacityKey must not be an empty string"))
+        elif key not in capacity:
+            errs.append(FieldError("FieldValueNotFound", str(path.child("capacityKey")), key, ""))
+        if mult is None:
+            errs.append(required(path.child("capacityMultiplier"), "capacityMultiplier is required when capacityKey is set"))
+        elif (_sign_of(mult) or 0) <= 0:
+            errs.append(invalid(path.child("capacityMultiplier"), str(mult), "must be positive"))
+    device_mult = mapping.get("deviceMultiplier")
+    if device_mult is not None and (_sign_of(device_mult) or 0) <= 0:
+        errs.append(invalid(path.child("deviceMultiplier"), str(device_mult), "must be positive"))
+    if mult is not None and key is None:
+        errs.append(required(path.child("capacityKey"), "capacityKey is required when capacityMultiplier is set"))
+    return errs
+
+
+def _validate_allocatable_overhead(overhead: dict[str, Any], path: Path) -> list[FieldError]:
+    per_pod, per_container = overhead.get("perPod"), overhead.get("perContainer")
+    if per_pod is None and per_container is None:
+        return [invalid(path, "", "at least one of perPod or perContainer must be set")]
+    errs: list[FieldError] = []
+    for name, value in (("perPod", per_pod), ("perContainer", per_container)):
+        if value is not None and (_sign_of(value) or 0) < 0:
+            errs.append(invalid(path.child(name), str(value), "must be non-negative"))
+    return errs
+
+
+def _validate_partition_type_attribute(spec: dict[str, Any], path: Path) -> list[FieldError]:
+    """partitionTypeAttribute: a fully qualified name, only with counter-consuming devices, each of
+    which must carry it as a string attribute."""
+    name = str(spec.get("partitionTypeAttribute") or "")
+    ppath = path.child("partitionTypeAttribute")
+    if not _has_consumes_counters(spec):
+        return [invalid(ppath, name, "may only be set on a slice which declares devices that consume counters")]
+    name_errs = validate_fully_qualified_name(name, ppath)
+    if name_errs:
+        return name_errs
+    driver = str(spec.get("driver") or "")
+    bare = name[len(driver) + 1 :] if name.startswith(driver + "/") else ""
+    errs: list[FieldError] = []
+    for i, device in enumerate(spec.get("devices") or []):
+        device = device if isinstance(device, dict) else {}
+        if not device.get("consumesCounters"):
+            continue
+        attrs = device.get("attributes") or {}
+        apath = path.child("devices").index(i).child("attributes").key(name)
+        attr = attrs.get(name) if name in attrs else (attrs.get(bare) if bare and bare in attrs else None)
+        if attr is None:
+            errs.append(
+                required(apath, "device consumes counters and `partitionTypeAttribute` names this attribute, so it must be set")
+            )
+        elif not isinstance(attr, dict) or attr.get("string") is None:
+            errs.append(invalid(apath, attr, "must be a string value because `partitionTypeAttribute` names this attribute"))
+    return errs
