@@ -1,0 +1,392 @@
+"""DRA feature gates as kube-apiserver and kube-scheduler know them, per Kubernetes release.
+
+The table below records upstream's *versioned* feature specs (``kube_features.go`` at 1.37,
+``{Version, Default, PreRelease, LockToDefault, MinCompatibilityVersion}``). The state of a
+gate in release X is the last spec whose version is <= X, skipping specs whose minimum
+compatibility version is above X-1 (the default ``--min-compatibility-version``), exactly as
+``featureSpecAtEmulationAndMinCompatVersion`` picks it. A gate not introduced yet in X is
+``PRE-ALPHA`` there.
+
+Parsing of ``--feature-gates`` follows ``featuregate.Set``/``SetFromMap`` (``AllAlpha`` and
+``AllBeta`` first, then explicit gates; unknown gate, missing value and bad bool are errors;
+gates not yet introduced in the chosen release cannot be set), with one deliberate
+difference: a gate locked to its default upstream may still be switched off here, because
+this tool keeps every behaviour toggleable ("would this work without X?").
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from .errors import FeatureGateError
+
+__all__ = [
+    "ALL_ALPHA",
+    "ALL_BETA",
+    "ALPHA",
+    "BETA",
+    "DEPENDENCIES",
+    "DRA_GATES",
+    "FeatureGates",
+    "GA",
+    "LATEST",
+    "PRE_ALPHA",
+    "RELEASES",
+    "Spec",
+    "gate_table",
+]
+
+ALPHA = "ALPHA"
+BETA = "BETA"
+GA = "GA"
+PRE_ALPHA = "PRE-ALPHA"  # not introduced yet in that release (upstream's PreAlpha)
+
+ALL_ALPHA = "AllAlpha"
+ALL_BETA = "AllBeta"
+
+RELEASES: tuple[str, ...] = ("1.34", "1.35", "1.36", "1.37")
+LATEST = "1.37"
+
+#: the base feature; the conformance "features" model always has it on
+BASE_GATE = "DynamicResourceAllocation"
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One versioned spec: from ``version`` on the gate is ``stage`` with ``default``."""
+
+    version: tuple[int, int]
+    default: bool
+    stage: str
+    locked: bool = False
+    min_compat: tuple[int, int] | None = None
+
+
+def _s(version: str, default: bool, stage: str, locked: bool = False, min_compat: str | None = None) -> Spec:
+    """Shorthand for the table."""
+    return Spec(_minor(version), default, stage, locked, _minor(min_compat) if min_compat else None)
+
+
+def _minor(version: str) -> tuple[int, int]:
+    major, minor = version.split(".")
+    return int(major), int(minor)
+
+
+# Source: kubernetes/kubernetes feature specs at 1.37 (HEAD), cross-checked with the KEPs'
+# kep.yaml milestones (e.g. KEP-5075 consumable capacity: alpha 1.34, beta 1.36).
+_SPECS: dict[str, tuple[Spec, ...]] = {
+    "DRAAdminAccess": (
+        _s("1.32", False, ALPHA), _s("1.34", True, BETA), _s("1.36", True, GA, locked=True),
+    ),
+    "DRAConsumableCapacity": (_s("1.34", False, ALPHA), _s("1.36", True, BETA)),
+    "DRADerivedAttributes": (_s("1.37", False, ALPHA),),
+    "DRADeviceBindingConditions": (_s("1.34", False, ALPHA), _s("1.36", True, BETA)),
+    "DRADeviceCompatibilityGroups": (_s("1.37", False, ALPHA),),
+    # beta in 1.36 stays off by default: it depends on an off-by-default beta API
+    "DRADeviceTaintRules": (_s("1.35", False, ALPHA), _s("1.36", False, BETA), _s("1.37", True, GA)),
+    "DRADeviceTaints": (_s("1.33", False, ALPHA), _s("1.36", True, BETA), _s("1.37", True, GA)),
+    "DRAExtendedResource": (
+        _s("1.34", False, ALPHA), _s("1.36", True, BETA), _s("1.37", True, GA, locked=True),
+    ),
+    # introduced as beta in 1.37, on by default only with --min-compatibility-version >= 1.37
+    "DRAFractionalCapacityRange": (
+        _s("1.37", False, BETA), _s("1.37", True, BETA, min_compat="1.37"),
+    ),
+    "DRAListTypeAttributes": (_s("1.36", False, ALPHA),),
+    "DRANodeAllocatableResources": (_s("1.36", False, ALPHA),),
+    "DRAOptionalNodeOperations": (_s("1.37", False, ALPHA),),
+    "DRAPartitionableDevices": (_s("1.33", False, ALPHA), _s("1.36", True, BETA)),
+    "DRAPrioritizedList": (
+        _s("1.33", False, ALPHA), _s("1.34", True, BETA), _s("1.36", True, GA),
+        _s("1.37", True, GA, locked=True),
+    ),
+    "DRAResourceClaimDeviceStatus": (
+        _s("1.32", False, ALPHA), _s("1.33", True, BETA), _s("1.37", True, GA, locked=True),
+    ),
+    # kube-apiserver authorization of status updates; from the Kubernetes 1.36 feature-gate
+    # reference (beta, on). Not confirmed against 1.37 source: assumed unchanged.
+    "DRAResourceClaimGranularStatusAuthorization": (_s("1.36", True, BETA),),
+    "DRASchedulerFilterTimeout": (_s("1.34", True, BETA),),
+    "DRAWorkloadResourceClaims": (_s("1.36", False, ALPHA), _s("1.37", False, BETA)),
+    "DynamicResourceAllocation": (
+        _s("1.26", False, ALPHA), _s("1.32", False, BETA), _s("1.34", True, GA),
+        _s("1.35", True, GA, locked=True),
+    ),
+}
+
+DRA_GATES: tuple[str, ...] = tuple(sorted(_SPECS))
+
+#: upstream's declared dependencies (a gate needs these enabled); HEAD entries for gates added
+#: after 1.35 follow the requirements stated in their feature descriptions
+DEPENDENCIES: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "DRAAdminAccess": (BASE_GATE,),
+    "DRAConsumableCapacity": (BASE_GATE,),
+    "DRADeviceBindingConditions": (BASE_GATE, "DRAResourceClaimDeviceStatus"),
+    "DRADeviceCompatibilityGroups": ("DRAPartitionableDevices",),
+    "DRADeviceTaintRules": ("DRADeviceTaints",),
+    "DRADeviceTaints": (BASE_GATE,),
+    "DRAExtendedResource": (BASE_GATE,),
+    "DRAPartitionableDevices": (BASE_GATE,),
+    "DRAPrioritizedList": (BASE_GATE,),
+    "DRASchedulerFilterTimeout": (BASE_GATE,),
+})
+
+_VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?$")
+_GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
+_GO_FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
+
+
+def _spec_at(name: str, release: tuple[int, int]) -> Spec:
+    """The spec in effect in ``release`` (minimum compatibility version = release - 1)."""
+    min_compat = (release[0], release[1] - 1)
+    for spec in reversed(_SPECS[name]):
+        if spec.version > release:
+            continue
+        if spec.min_compat is not None and min_compat < spec.min_compat:
+            continue
+        return spec
+    return Spec((0, 0), False, PRE_ALPHA)
+
+
+def _parse_release(version: str) -> str:
+    """``1.35``, ``v1.35`` or ``1.35.2`` -> ``1.35``; anything else, or an unknown release, fails."""
+    if not isinstance(version, str):
+        raise FeatureGateError(f"invalid Kubernetes version {version!r}: expected e.g. 1.35")
+    match = _VERSION_RE.match(version.strip())
+    if not match:
+        raise FeatureGateError(f"invalid Kubernetes version {version!r}: expected e.g. 1.35, v1.35 or 1.35.2")
+    release = f"{int(match.group(1))}.{int(match.group(2))}"
+    if release not in RELEASES:
+        raise FeatureGateError(
+            f"unsupported Kubernetes version {version!r}: supported releases are {', '.join(RELEASES)}"
+        )
+    return release
+
+
+def _go_parse_bool(text: str) -> bool | None:
+    """Go's ``strconv.ParseBool``; ``None`` for anything it rejects."""
+    if text in _GO_TRUE:
+        return True
+    if text in _GO_FALSE:
+        return False
+    return None
+
+
+def _unknown_gate(name: str) -> FeatureGateError:
+    """Upstream's message, plus the closest known gate when there is one."""
+    message = f"unrecognized feature gate: {name}"
+    close = difflib.get_close_matches(name, DRA_GATES + (ALL_ALPHA, ALL_BETA), n=1, cutoff=0.75)
+    if close:
+        message += f" (did you mean {close[0]}?)"
+    return FeatureGateError(message)
+
+
+def _parse_flag(spec: str) -> dict[str, bool]:
+    """``A=true,B=false`` as upstream's ``featureGate.Set`` reads it."""
+    result: dict[str, bool] = {}
+    for item in spec.split(","):
+        if not item:
+            continue
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep:
+            raise FeatureGateError(f"missing bool value for {key}")
+        raw = raw.strip()
+        value = _go_parse_bool(raw)
+        if value is None:
+            raise FeatureGateError(
+                f'invalid value of {key}={raw}, err: strconv.ParseBool: parsing "{raw}": invalid syntax'
+            )
+        result[key] = value
+    return result
+
+
+class FeatureGates(Mapping[str, bool]):
+    """An immutable mapping DRA gate -> enabled, for one Kubernetes release."""
+
+    __slots__ = ("_release", "_values", "_explicit", "_hash")
+
+    def __init__(self, release: str, values: Mapping[str, bool], explicit: Iterable[str] = ()) -> None:
+        """Use the class methods; ``values`` must name every gate in :data:`DRA_GATES`."""
+        self._release = release
+        self._values: Mapping[str, bool] = MappingProxyType({name: bool(values[name]) for name in DRA_GATES})
+        self._explicit = frozenset(explicit)
+        self._hash: int | None = None
+
+    # -- construction -------------------------------------------------------------------
+
+    @classmethod
+    def default(cls) -> "FeatureGates":
+        """The defaults of the newest release (:data:`LATEST`)."""
+        return cls.for_version(LATEST)
+
+    @classmethod
+    def for_version(cls, version: str) -> "FeatureGates":
+        """The defaults of a release: ``1.34``..``1.37`` (also ``v1.35``, ``1.35.2``)."""
+        release = _parse_release(version)
+        at = _minor(release)
+        return cls(release, {name: _spec_at(name, at).default for name in DRA_GATES})
+
+    @classmethod
+    def only(cls, enabled: Iterable[str]) -> "FeatureGates":
+        """Every optional DRA gate off except ``enabled`` (the conformance "features" model,
+        like upstream's allocator ``Features`` struct); the base gate
+        ``DynamicResourceAllocation`` stays on because that model presupposes it."""
+        names = [enabled] if isinstance(enabled, str) else list(enabled)
+        for name in names:
+            if name not in _SPECS:
+                raise _unknown_gate(name)
+        on = set(names) | {BASE_GATE}
+        return cls(LATEST, {name: name in on for name in DRA_GATES})
+
+    def with_overrides(self, spec: str | Mapping[str, bool]) -> "FeatureGates":
+        """Apply ``--feature-gates`` (``"A=true,B=false"`` or a mapping): ``AllAlpha``/``AllBeta``
+        first for gates not set explicitly, then the explicit gates. Locked gates may be
+        switched off too (deliberately unlike upstream)."""
+        if isinstance(spec, str):
+            requested = _parse_flag(spec)
+        elif isinstance(spec, Mapping):
+            requested = {}
+            for key, value in spec.items():
+                if not isinstance(value, bool):
+                    raise FeatureGateError(f"invalid value of {key}={value!r}: must be true or false")
+                requested[str(key)] = value
+        else:
+            raise FeatureGateError(f"feature gates must be a string like A=true,B=false, not {type(spec).__name__}")
+
+        at = _minor(self._release)
+        for key in requested:
+            if key in (ALL_ALPHA, ALL_BETA):
+                continue
+            if key not in _SPECS:
+                raise _unknown_gate(key)
+            if _spec_at(key, at).stage == PRE_ALPHA:
+                first = ".".join(str(p) for p in _SPECS[key][0].version)
+                raise FeatureGateError(
+                    f"cannot set feature gate {key} to {str(requested[key]).lower()}, feature is not "
+                    f"available in Kubernetes {self._release} (introduced in {first})"
+                )
+
+        explicit_now = {k for k in requested if k not in (ALL_ALPHA, ALL_BETA)}
+        values = dict(self._values)
+        for special, stage in ((ALL_ALPHA, ALPHA), (ALL_BETA, BETA)):
+            if special in requested:
+                for name in DRA_GATES:
+                    if name in explicit_now or name in self._explicit:
+                        continue
+                    if _spec_at(name, at).stage == stage:
+                        values[name] = requested[special]
+        for name in explicit_now:
+            values[name] = requested[name]
+        return FeatureGates(self._release, values, self._explicit | explicit_now)
+
+    # -- queries ------------------------------------------------------------------------
+
+    @property
+    def version(self) -> str:
+        """The Kubernetes release whose stages and defaults this starts from."""
+        return self._release
+
+    def enabled(self, name: str) -> bool:
+        """Whether the gate is on; an unknown name is an error (a typo must not read as off)."""
+        try:
+            return self._values[name]
+        except KeyError:
+            raise _unknown_gate(name) from None
+
+    def __getitem__(self, name: str) -> bool:
+        return self.enabled(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(DRA_GATES)
+
+    def __len__(self) -> int:
+        return len(DRA_GATES)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._values
+
+    def stage(self, name: str) -> str:
+        """``ALPHA``, ``BETA``, ``GA`` or ``PRE-ALPHA`` (not introduced yet) in this release."""
+        if name not in _SPECS:
+            raise _unknown_gate(name)
+        return _spec_at(name, _minor(self._release)).stage
+
+    def default_of(self, name: str) -> bool:
+        """The gate's default in this release."""
+        if name not in _SPECS:
+            raise _unknown_gate(name)
+        return _spec_at(name, _minor(self._release)).default
+
+    def locked(self, name: str) -> bool:
+        """True when upstream locks the gate to its default in this release (the API server
+        would refuse to change it; this tool allows it)."""
+        if name not in _SPECS:
+            raise _unknown_gate(name)
+        return _spec_at(name, _minor(self._release)).locked
+
+    def introduced_in(self, name: str) -> str:
+        """The release in which the gate first appeared (alpha or later)."""
+        if name not in _SPECS:
+            raise _unknown_gate(name)
+        return ".".join(str(p) for p in _SPECS[name][0].version)
+
+    def changed(self) -> dict[str, bool]:
+        """Gates whose value differs from this release's default, sorted by name."""
+        return {n: v for n, v in sorted(self._values.items()) if v != self.default_of(n)}
+
+    def unmet_dependencies(self) -> list[str]:
+        """People-facing notes for enabled gates whose upstream dependencies are off (the API
+        server refuses such a configuration; this tool only warns)."""
+        notes = []
+        for name, deps in sorted(DEPENDENCIES.items()):
+            if not self._values[name]:
+                continue
+            off = [d for d in deps if not self._values[d]]
+            if off:
+                notes.append(f"{name} is enabled, but depends on features that are disabled: [{' '.join(off)}]")
+        return notes
+
+    def as_dict(self) -> dict[str, bool]:
+        """Every gate and its value, sorted by name (preview ``-o json`` "featureGates")."""
+        return dict(sorted(self._values.items()))
+
+    def to_flag(self) -> str:
+        """``A=true,B=false,...`` for every gate available in this release, sorted; reading it
+        back with :meth:`with_overrides` on this release's defaults gives equal gates."""
+        at = _minor(self._release)
+        return ",".join(
+            f"{name}={'true' if value else 'false'}"
+            for name, value in sorted(self._values.items())
+            if _spec_at(name, at).stage != PRE_ALPHA
+        )
+
+    # -- identity -----------------------------------------------------------------------
+
+    def __eq__(self, other: object) -> bool:
+        """Equal when every gate has the same value (the release is informational)."""
+        if not isinstance(other, FeatureGates):
+            return NotImplemented
+        return dict(self._values) == dict(other._values)
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            self._hash = hash(frozenset(self._values.items()))
+        return self._hash
+
+    def __repr__(self) -> str:
+        changed = ",".join(f"{k}={'true' if v else 'false'}" for k, v in self.changed().items())
+        return f"FeatureGates(version={self._release!r}, changed={{{changed}}})"
+
+
+def gate_table() -> dict[str, dict[str, tuple[str, bool]]]:
+    """``{release: {gate: (stage, default)}}`` for every supported release."""
+    return {
+        release: {name: (_spec_at(name, _minor(release)).stage, _spec_at(name, _minor(release)).default)
+                  for name in DRA_GATES}
+        for release in RELEASES
+    }
