@@ -1,0 +1,191 @@
+"""Every allocation conformance scenario through the public ``kubectl dra preview -o json`` contract.
+
+Each scenario's objects (plus the Node built from ``node:``) go into a state file; the
+``allocate`` claims are previewed together on that node with every DRA gate off except the
+scenario's features; the node's entry in the Preview document must match ``expect``.
+A few scenarios also run through the installed ``kubectl-dra`` executable and through
+``kubectl dra`` plugin discovery.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from kubectl_dra.cli.main import cli
+from tests.conftest import REPO, scenario_files
+
+SCENARIO_FILES = scenario_files("allocation")
+
+
+def load(path: Path) -> dict[str, Any]:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+SCENARIOS = [load(p) for p in SCENARIO_FILES]
+
+
+def scenario_id(scenario: dict[str, Any]) -> str:
+    return str(scenario["name"])
+
+
+def dra_gates() -> list[str]:
+    """Names of every DRA feature gate kubectl-dra knows."""
+    from kubectl_dra.gates import DRA_GATES
+
+    return sorted(DRA_GATES)
+
+
+def gates_flag(scenario: dict[str, Any]) -> str:
+    """``--feature-gates``: every DRA gate false except the scenario's features."""
+    features = set(scenario.get("features") or [])
+    unknown = features - set(dra_gates())
+    assert not unknown, f"{scenario['name']}: scenario uses gates kubectl-dra does not know: {sorted(unknown)}"
+    return ",".join(f"{g}={'true' if g in features else 'false'}" for g in dra_gates())
+
+
+def node_object(scenario: dict[str, Any]) -> dict[str, Any]:
+    """The Node the scenario allocates for: name, labels and status.declaredFeatures."""
+    spec = scenario["node"]
+    node: dict[str, Any] = {"apiVersion": "v1", "kind": "Node",
+                            "metadata": {"name": spec["name"], "labels": dict(spec.get("labels") or {})}}
+    if spec.get("declaredFeatures") is not None:
+        node["status"] = {"declaredFeatures": list(spec["declaredFeatures"])}
+    return node
+
+
+def write_state(scenario: dict[str, Any], directory: Path) -> Path:
+    """The scenario's objects and Node as one multi-document YAML file."""
+    path = directory / "state.yaml"
+    docs = [*(scenario.get("objects") or []), node_object(scenario)]
+    path.write_text(yaml.safe_dump_all(docs, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def claim_targets(scenario: dict[str, Any]) -> list[str]:
+    """``allocate`` entries as preview targets (``claim/NS/NAME``)."""
+    targets = []
+    for entry in scenario.get("allocate") or []:
+        ns, _, name = str(entry).rpartition("/")
+        targets.append(f"claim/{ns or 'default'}/{name}")
+    return targets
+
+
+def preview_args(scenario: dict[str, Any], state: Path) -> list[str]:
+    return ["preview", "--state", str(state), "--node", scenario["node"]["name"], "-o", "json",
+            "--feature-gates", gates_flag(scenario), *claim_targets(scenario)]
+
+
+def node_entry(document: dict[str, Any], node: str) -> dict[str, Any]:
+    entries = [n for n in document["nodes"] if n["node"] == node]
+    assert len(entries) == 1, f"expected one entry for node {node}: {document['nodes']}"
+    return entries[0]
+
+
+def check(scenario: dict[str, Any], code: int, document: dict[str, Any]) -> None:
+    """The node's entry (and the exit code) against ``expect``."""
+    from tests.conformance_compare import compare_allocations
+
+    name = scenario["name"]
+    expect = scenario["expect"]
+    assert document["apiVersion"] == "kubectl-dra/v1" and document["kind"] == "Preview"
+    entry = node_entry(document, scenario["node"]["name"])
+    if "error" in expect:
+        assert entry["status"] == "Error", f"{name}: expected an error ({expect['error']!r}), got {entry}"
+        assert entry["error"], f"{name}: an Error entry must say why"
+        assert code == 2, f"{name}: every node failed with an error: exit 2 expected, got {code}"
+    elif expect.get("unschedulable"):
+        assert entry["status"] == "Unschedulable", f"{name}: expected unschedulable, got {entry}"
+        assert entry["reasons"], f"{name}: an Unschedulable entry must say why"
+        assert code == 1
+    else:
+        assert entry["status"] == "Allocated", f"{name}: expected allocations, got {entry}"
+        assert code == 0
+        refs = [{"namespace": a["namespace"], "name": a["name"]} for a in entry["allocations"]]
+        assert refs == document["claims"], f"{name}: one allocation per claim, in order"
+        compare_allocations(expect["allocations"], [a["allocation"] for a in entry["allocations"]],
+                            claims=[a["name"] for a in entry["allocations"]], scenario=name)
+
+
+def run_in_process(scenario: dict[str, Any], tmp_path: Path) -> tuple[int, dict[str, Any], str]:
+    state = write_state(scenario, tmp_path)
+    result = CliRunner().invoke(cli, preview_args(scenario, state), catch_exceptions=False)
+    assert result.exit_code in (0, 1, 2), f"{scenario['name']}: exit {result.exit_code}\n{result.output}"
+    try:
+        document = json.loads(result.stdout)
+    except json.JSONDecodeError:
+        pytest.fail(f"{scenario['name']}: no JSON document (exit {result.exit_code}): "
+                    f"{result.stdout[:300]!r} {result.stderr[:500]!r}")
+    return result.exit_code, document, result.stderr
+
+
+def test_scenarios_are_all_loaded() -> None:
+    """The runner sees the whole scenario set; names equal file names."""
+    assert len(SCENARIOS) >= 230
+    for path, scenario in zip(SCENARIO_FILES, SCENARIOS):
+        assert scenario["name"] == path.stem
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=scenario_id)
+def test_allocation_scenario(scenario: dict[str, Any], tmp_path: Path) -> None:
+    if scenario.get("skip"):
+        pytest.skip(str(scenario["skip"]))
+    code, document, _ = run_in_process(scenario, tmp_path)
+    check(scenario, code, document)
+
+
+# --------------------------------------------------------------------------- real processes
+
+#: a few scenarios of different outcomes, run through real executables
+PROCESS_SCENARIOS = ["simple", "unknown-class", "not-enough-suitable-devices", "kep-consumable-capacity-bandwidth-example"]
+VENV_BIN = REPO / ".venv" / "bin"
+
+
+def _by_name(name: str) -> dict[str, Any]:
+    return next(s for s in SCENARIOS if s["name"] == name)
+
+
+def _process_env() -> dict[str, str]:
+    bin_dir = str(VENV_BIN if (VENV_BIN / "kubectl-dra").exists() else Path(sys.executable).parent)
+    env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", ""), "KUBECONFIG": "/dev/null"}
+    env.pop("KUBECTL_DRA_DEBUG", None)
+    return env
+
+
+def _run_process(argv: list[str], scenario: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    proc = subprocess.run(argv, capture_output=True, text=True, env=_process_env(), timeout=120)
+    assert proc.returncode in (0, 1, 2), f"{scenario['name']}: exit {proc.returncode}: {proc.stderr}"
+    assert "Traceback" not in proc.stderr
+    return proc.returncode, json.loads(proc.stdout)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", PROCESS_SCENARIOS)
+def test_scenario_through_executable(name: str, tmp_path: Path) -> None:
+    exe = shutil.which("kubectl-dra", path=_process_env()["PATH"])
+    if exe is None:
+        pytest.fail("kubectl-dra is not installed in the venv (pip install -e .)")
+    scenario = _by_name(name)
+    code, document = _run_process([exe, *preview_args(scenario, write_state(scenario, tmp_path))], scenario)
+    check(scenario, code, document)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", PROCESS_SCENARIOS[:2])
+def test_scenario_through_kubectl_plugin(name: str, tmp_path: Path) -> None:
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        pytest.skip("kubectl is not installed on this machine")
+    scenario = _by_name(name)
+    code, document = _run_process([kubectl, "dra", *preview_args(scenario, write_state(scenario, tmp_path))],
+                                  scenario)
+    check(scenario, code, document)
