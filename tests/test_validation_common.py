@@ -1,0 +1,356 @@
+"""Shared validation helpers: formats, names, metadata, node selectors, CEL, opaque config."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kubectl_dra.validation import common as c
+from kubectl_dra.validation.field import (
+    DUPLICATE,
+    FORBIDDEN,
+    INTERNAL,
+    INVALID,
+    NOT_SUPPORTED,
+    REQUIRED,
+    TOO_LONG,
+    TOO_MANY,
+    FieldError,
+    Path,
+)
+
+P = Path.root("x")
+
+
+def kinds(errs: list[FieldError]) -> set[tuple[str, str]]:
+    """Errors as a set of (type, field)."""
+    return {(e.type, e.field) for e in errs}
+
+
+class Gates:
+    def __init__(self, *on: str) -> None:
+        self.on = set(on)
+
+    def enabled(self, name: str) -> bool:
+        return name in self.on
+
+
+# ---------------------------------------------------------------------------
+# Formats
+
+
+@pytest.mark.parametrize(
+    "value, ok",
+    [("a", True), ("a-b", True), ("0", True), ("a" * 63, True), ("a" * 64, False), ("-a", False),
+     ("a-", False), ("A", False), ("a.b", False), ("", False), ("a_b", False)],
+)
+def test_dns1123_label(value: str, ok: bool) -> None:
+    assert (c.is_dns1123_label(value) == []) is ok
+
+
+@pytest.mark.parametrize(
+    "value, ok",
+    [("a.b", True), ("example.com", True), ("a" * 253, True), ("a" * 254, False), ("a..b", False),
+     (".a", False), ("a.", False), ("Example.com", False), ("", False)],
+)
+def test_dns1123_subdomain(value: str, ok: bool) -> None:
+    assert (c.is_dns1123_subdomain(value) == []) is ok
+
+
+@pytest.mark.parametrize(
+    "value, ok",
+    [("MyName", True), ("my.name", True), ("123-abc", True), ("example.com/MyName", True),
+     ("a" * 63, True), ("a" * 64, False), ("/a", False), ("a/", False), ("a/b/c", False),
+     ("Example.com/a", False), ("-a", False), ("a b", False), ("", False)],
+)
+def test_qualified_name(value: str, ok: bool) -> None:
+    assert (c.is_qualified_name(value) == []) is ok
+
+
+@pytest.mark.parametrize(
+    "value, ok", [("", True), ("MyValue", True), ("my_value", True), ("a" * 63, True), ("a" * 64, False),
+                  ("a b", False), ("-a", False)],
+)
+def test_label_value(value: str, ok: bool) -> None:
+    assert (c.is_valid_label_value(value) == []) is ok
+
+
+@pytest.mark.parametrize(
+    "value, ok", [("my_name", True), ("_x", True), ("MyName1", True), ("1a", False), ("a-b", False),
+                  ("a.b", False), ("", False)],
+)
+def test_c_identifier(value: str, ok: bool) -> None:
+    assert (c.is_c_identifier(value) == []) is ok
+
+
+@pytest.mark.parametrize(
+    "value, ok",
+    [("1.2.3", True), ("0.0.0", True), ("1.2.3-alpha.1+build.5", True), ("1.2.3-0a", True),
+     ("1.2.3--", True), ("1.2", False), ("v1.2.3", False), ("01.2.3", False), ("1.2.3-01", False),
+     ("1.2.3-", False), ("1.2.3+", False), ("1.2.3-a..b", False), ("1.2.3 ", False)],
+)
+def test_semver(value: str, ok: bool) -> None:
+    assert c.is_semver(value) is ok
+
+
+@given(st.from_regex(r"\A[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\Z"))
+def test_every_regex_label_is_accepted(value: str) -> None:
+    assert c.is_dns1123_label(value) == []
+
+
+@pytest.mark.parametrize("max_len, head, tail", [(96, 47, 46), (63, 30, 30), (5, 7, 6)])
+def test_middle_truncate(max_len: int, head: int, tail: int) -> None:
+    key = "".join(chr(ord("a") + i % 26) for i in range(200))
+    short = c.middle_truncate(key, max_len)
+    assert short == key[:head] + "..." + key[-tail:]
+    assert len(short) == max(max_len, 16)
+    assert c.middle_truncate("abc", max_len) == "abc"
+
+
+# ---------------------------------------------------------------------------
+# Names
+
+
+def test_driver_name_rules() -> None:
+    assert c.validate_driver_name("dra.example.com", P) == []
+    assert c.validate_driver_name("DRA.Example.COM", P) == []  # checked lower-cased
+    assert kinds(c.validate_driver_name("", P)) == {(REQUIRED, "x"), (INVALID, "x")}
+    assert (TOO_LONG, "x") in kinds(c.validate_driver_name("a" * 64, P))
+    assert kinds(c.validate_driver_name("a_b", P)) == {(INVALID, "x")}
+
+
+def test_pool_name_reports_each_bad_segment() -> None:
+    assert c.validate_pool_name("a/b.c/d", P) == []
+    assert c.validate_pool_name("a" * 253, P) == []
+    assert kinds(c.validate_pool_name("", P)) == {(REQUIRED, "x")}
+    assert len(c.validate_pool_name("a//B", P)) == 2
+    assert (TOO_LONG, "x") in kinds(c.validate_pool_name("a" * 254, P))
+
+
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("model", set()),
+        ("dra.example.com/model", set()),
+        ("a" * 32, set()),
+        ("a" * 33, {(TOO_LONG, "x")}),
+        ("d.com/" + "a" * 33, {(TOO_LONG, "x")}),
+        ("/model", {(INVALID, "x")}),
+        ("dra.example.com/", {(INVALID, "x")}),
+        ("a/b/c", {(INVALID, "x")}),
+        ("bad-id", {(INVALID, "x")}),
+        ("", {(INVALID, "x")}),
+        ("a" * 64 + "/x", {(TOO_LONG, "x")}),
+    ],
+)
+def test_qualified_attribute_name(name: str, expected: set[tuple[str, str]]) -> None:
+    assert kinds(c.validate_qualified_name(name, P)) == expected
+
+
+def test_fully_qualified_name_needs_domain() -> None:
+    assert c.validate_fully_qualified_name("dra.example.com/model", P) == []
+    errs = c.validate_fully_qualified_name("model", P)
+    assert [e.type for e in errs] == [INVALID]
+    assert "domain" in errs[0].message
+
+
+# ---------------------------------------------------------------------------
+# Object metadata
+
+
+def test_object_meta_cluster_scoped() -> None:
+    meta = {"name": "ok", "labels": {"a": "b"}, "annotations": {"Example.com/X": "y"}, "finalizers": ["example.com/f"]}
+    assert c.validate_object_meta(meta, False) == []
+    assert kinds(c.validate_object_meta({}, False)) == {(REQUIRED, "metadata.name")}
+    assert c.validate_object_meta({"generateName": "gen-"}, False) == []
+    assert kinds(c.validate_object_meta({"generateName": "Gen-"}, False)) == {(INVALID, "metadata.generateName")}
+    assert kinds(c.validate_object_meta({"name": "a", "namespace": "ns"}, False)) == {(FORBIDDEN, "metadata.namespace")}
+
+
+def test_object_meta_namespaced() -> None:
+    assert kinds(c.validate_object_meta({"name": "a"}, True)) == {(REQUIRED, "metadata.namespace")}
+    assert kinds(c.validate_object_meta({"name": "a", "namespace": "Bad"}, True)) == {(INVALID, "metadata.namespace")}
+
+
+def test_labels_annotations_finalizers() -> None:
+    meta = {"name": "a", "labels": {"bad key!": "v", "k": "bad value"}}
+    errs = c.validate_object_meta(meta, False)
+    assert kinds(errs) == {(INVALID, "metadata.labels")} and len(errs) == 2
+    big = {"name": "a", "annotations": {"k": "x" * (256 * 1024)}}
+    assert kinds(c.validate_object_meta(big, False)) == {(TOO_LONG, "metadata.annotations")}
+    fin = {"name": "a", "finalizers": ["custom", "kubernetes", "orphan"]}
+    errs = c.validate_object_meta(fin, False)
+    assert [(e.field, e.value) for e in errs] == [("metadata.finalizers", "custom")]
+    owner = {"name": "a", "ownerReferences": [{"apiVersion": "v1", "kind": "X", "name": "n"}]}
+    assert kinds(c.validate_object_meta(owner, False)) == {(INVALID, "metadata.ownerReferences.uid")}
+
+
+def test_object_meta_update() -> None:
+    old = {"name": "a", "uid": "u1", "resourceVersion": "5"}
+    assert c.validate_object_meta_update({"name": "a"}, old) == []  # uid copied from the stored object
+    assert kinds(c.validate_object_meta_update({"name": "b"}, old)) == {(INVALID, "metadata.name")}
+    assert kinds(c.validate_object_meta_update({"name": "a", "uid": "u2"}, old)) == {(INVALID, "metadata.uid")}
+    assert kinds(c.validate_object_meta_update({"name": "a", "labels": {"k": "a b"}}, old)) == {
+        (INVALID, "metadata.labels")
+    }
+
+
+# ---------------------------------------------------------------------------
+# Node selectors
+
+
+def test_node_selector_rules() -> None:
+    path = Path.root("spec", "nodeSelector")
+    assert kinds(c.validate_node_selector({}, path)) == {(REQUIRED, "spec.nodeSelector.nodeSelectorTerms")}
+    selector = {
+        "nodeSelectorTerms": [
+            {
+                "matchExpressions": [
+                    {"key": "zone", "operator": "In", "values": ["a", "bad value"]},
+                    {"key": "k", "operator": "In"},
+                    {"key": "k", "operator": "Exists", "values": ["x"]},
+                    {"key": "k", "operator": "Gt", "values": ["1", "2"]},
+                    {"key": "bad key!", "operator": "Bogus"},
+                ],
+                "matchFields": [
+                    {"key": "metadata.name", "operator": "In", "values": ["Node_1"]},
+                    {"key": "spec.x", "operator": "Exists"},
+                ],
+            }
+        ]
+    }
+    t = "spec.nodeSelector.nodeSelectorTerms[0]"
+    assert kinds(c.validate_node_selector(selector, path)) == {
+        (INVALID, f"{t}.matchExpressions[0].values[1]"),
+        (REQUIRED, f"{t}.matchExpressions[1].values"),
+        (FORBIDDEN, f"{t}.matchExpressions[2].values"),
+        (REQUIRED, f"{t}.matchExpressions[3].values"),
+        (INVALID, f"{t}.matchExpressions[4].operator"),
+        (INVALID, f"{t}.matchExpressions[4].key"),
+        (INVALID, f"{t}.matchFields[0].values[0]"),
+        (INVALID, f"{t}.matchFields[1].operator"),
+        (INVALID, f"{t}.matchFields[1].key"),
+    }
+
+
+# ---------------------------------------------------------------------------
+# Taints, tolerations, binding conditions, skipNodeOperations
+
+
+def test_device_taint() -> None:
+    assert c.validate_device_taint({"key": "example.com/k", "value": "v", "effect": "NoExecute"}, P) == []
+    assert c.validate_device_taint({"key": "k", "effect": "None"}, P) == []
+    assert kinds(c.validate_device_taint({"key": "", "value": "a b"}, P)) == {
+        (INVALID, "x.key"), (INVALID, "x.value"), (REQUIRED, "x.effect")
+    }
+    assert kinds(c.validate_device_taint({"key": "k", "effect": "PreferNoSchedule"}, P)) == {(NOT_SUPPORTED, "x.effect")}
+
+
+def test_device_toleration() -> None:
+    assert c.validate_device_toleration({"operator": "Exists"}, P) == []
+    assert c.validate_device_toleration({"key": "k", "operator": "Equal", "value": "v", "effect": "NoSchedule"}, P) == []
+    assert kinds(c.validate_device_toleration({"operator": "Exists", "value": "v"}, P)) == {(INVALID, "x.value")}
+    assert kinds(c.validate_device_toleration({}, P)) == {(REQUIRED, "x.operator")}
+    assert kinds(c.validate_device_toleration({"operator": "Lt"}, P)) == {(NOT_SUPPORTED, "x.operator")}
+    assert c.validate_device_toleration({"operator": "Exists", "effect": "None"}, P) == []
+    older = c.validate_device_toleration({"operator": "Exists", "effect": "None"}, P, effects=c.TOLERATION_EFFECTS)
+    assert kinds(older) == {(NOT_SUPPORTED, "x.effect")}
+
+
+def test_binding_conditions() -> None:
+    ok = {"bindingConditions": ["a", "b"], "bindingFailureConditions": ["c"]}
+    assert c.validate_binding_conditions(ok, P) == []
+    too_many = {"bindingConditions": ["a", "b", "c", "d", "a"], "bindingFailureConditions": ["f"]}
+    # the count short-circuits the per-item syntax, not the duplicate check
+    assert kinds(c.validate_binding_conditions(too_many, P)) == {
+        (TOO_MANY, "x.bindingConditions"), (DUPLICATE, "x.bindingConditions[4]")
+    }
+    overlap = {"bindingConditions": ["a"], "bindingFailureConditions": ["a", "bad key!"]}
+    assert kinds(c.validate_binding_conditions(overlap, P)) == {
+        (INVALID, "x.bindingFailureConditions[0]"), (INVALID, "x.bindingFailureConditions[1]")
+    }
+    assert kinds(c.validate_binding_conditions({"bindingConditions": ["a"]}, P)) == {
+        (INVALID, "x.bindingFailureConditions")
+    }
+
+
+def test_skip_node_operations() -> None:
+    assert c.validate_skip_node_operations(["NodePrepareResources", "*"], P) == []
+    assert c.validate_skip_node_operations(["NodeUnprepareResources"], P) == []
+    assert kinds(c.validate_skip_node_operations(["NodePrepareResources"], P)) == {(INVALID, "x")}
+    assert kinds(c.validate_skip_node_operations(["Other", "*", "*"], P)) == {
+        (NOT_SUPPORTED, "x[0]"), (DUPLICATE, "x[2]")
+    }
+
+
+def test_validate_list_short_circuits_entries() -> None:
+    seen: list[str] = []
+
+    def item(v: str, p: Path) -> list[FieldError]:
+        seen.append(str(p))
+        return []
+
+    assert kinds(c.validate_list(["a", "a", "a"], P, 2, item, key=str)) == {(TOO_MANY, "x")}
+    assert seen == []
+    assert kinds(c.validate_list(["a", "b", "a"], P, 3, item, key=str)) == {(DUPLICATE, "x[2]")}
+    assert seen == ["x[0]", "x[1]", "x[2]"]
+
+
+# ---------------------------------------------------------------------------
+# CEL selectors and opaque configuration
+
+
+def test_selector_requires_cel() -> None:
+    assert kinds(c.validate_selector({}, P, Gates())) == {(REQUIRED, "x.cel")}
+
+
+def test_cel_selector_outcomes() -> None:
+    gates = Gates()
+    assert c.validate_cel_selector({"expression": 'device.driver == "a"'}, P, gates) == []
+    assert kinds(c.validate_cel_selector({"expression": "device.driver"}, P, gates)) == {(INVALID, "x.expression")}
+    assert kinds(c.validate_cel_selector({"expression": "1 +"}, P, gates)) == {(INVALID, "x.expression")}
+    long = {"expression": "true && " * 1300 + "true"}
+    assert kinds(c.validate_cel_selector(long, P, gates)) == {(TOO_LONG, "x.expression")}
+    # a stored (unchanged) expression is not checked at all
+    assert c.validate_cel_selector({"expression": "1 +"}, P, gates, stored=True) == []
+
+
+def test_cel_selector_gated_field() -> None:
+    expr = {"expression": "device.allowMultipleAllocations"}
+    assert kinds(c.validate_cel_selector(expr, P, Gates())) == {(INVALID, "x.expression")}
+    assert c.validate_cel_selector(expr, P, Gates("DRAConsumableCapacity")) == []
+
+
+def test_cel_engine_failure_is_internal(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(expression: str, gates: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(c, "_check_cel", broken)
+    assert kinds(c.validate_cel_selector({"expression": "true"}, P, Gates())) == {(INTERNAL, "x.expression")}
+
+
+def test_opaque_configuration() -> None:
+    ok = {"driver": "dra.example.com", "parameters": {"a": 1}}
+    assert c.validate_opaque_configuration(ok, P) == []
+    assert kinds(c.validate_opaque_configuration({"driver": "dra.example.com"}, P)) == {(REQUIRED, "x.parameters")}
+    null = {"driver": "d.example.com", "parameters": None}
+    assert kinds(c.validate_opaque_configuration(null, P)) == {(REQUIRED, "x.parameters")}
+    array = {"driver": "d.example.com", "parameters": [1, 2]}
+    assert kinds(c.validate_opaque_configuration(array, P)) == {(INVALID, "x.parameters")}
+    big = {"driver": "d.example.com", "parameters": {"k": "x" * 10240}}
+    assert kinds(c.validate_opaque_configuration(big, P)) == {(TOO_LONG, "x.parameters")}
+    assert c.validate_opaque_configuration(big, P, stored=True) == []
+    assert kinds(c.validate_opaque_configuration({"parameters": {}}, P)) == {(REQUIRED, "x.driver"), (INVALID, "x.driver")}
+
+
+def test_parse_quantity_by_value() -> None:
+    assert c.parse_quantity("1Ki") == c.parse_quantity(1024)
+    assert c.parse_quantity("500m").value * 2 == 1
+    with pytest.raises(c.QuantityError):
+        c.parse_quantity("1 Gi x")
+
+
+def test_gate_enabled_duck_typed() -> None:
+    assert c.gate_enabled(None, "X") is False
+    assert c.gate_enabled(Gates("X"), "X") is True
