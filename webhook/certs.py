@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import json
 import os
 import tempfile
 from dataclasses import dataclass, replace
@@ -329,8 +330,6 @@ def inject_ca_bundle(admission_api: Any, ca_bundle: bytes, validating: list[str]
     for kind, name, read, patch in targets:
         try:
             raw = read(name, _preload_content=False)
-            import json
-
             config = json.loads(raw.data)
             ops: list[dict[str, Any]] = []
             for i, hook in enumerate(config.get("webhooks") or []):
@@ -339,7 +338,7 @@ def inject_ca_bundle(admission_api: Any, ca_bundle: bytes, validating: list[str]
                 ops.append({"op": "test", "path": f"/webhooks/{i}/name", "value": hook.get("name")})
                 ops.append({"op": "add", "path": f"/webhooks/{i}/clientConfig/caBundle", "value": encoded})
             if ops:
-                patch(name, ops)
+                patch(name, ops, _preload_content=False)
                 changed.append(f"{kind}/{name}")
         except ApiException as exc:
             raise ClusterAccessError(f"updating the caBundle of {kind} {name} failed: HTTP {exc.status} {exc.reason}") from None
