@@ -23,6 +23,7 @@ integers. ``.value`` gives the exact :class:`fractions.Fraction`.
 from __future__ import annotations
 
 import unicodedata
+from functools import lru_cache
 from enum import StrEnum
 from fractions import Fraction
 from typing import Any
@@ -207,12 +208,13 @@ class Quantity:
     server would print for it.
     """
 
-    __slots__ = ("_m", "_e", "_format", "_s")
+    __slots__ = ("_m", "_e", "_format", "_s", "_v")
 
     _m: int
     _e: int
     _format: Format
     _s: str | None
+    _v: Fraction | None
 
     def __init__(self, mantissa: int, exponent: int = 0, fmt: str = DECIMAL_SI, *,
                  text: str | None = None) -> None:
@@ -224,6 +226,7 @@ class Quantity:
         object.__setattr__(self, "_e", e)
         object.__setattr__(self, "_format", _as_format(fmt))
         object.__setattr__(self, "_s", text)
+        object.__setattr__(self, "_v", None)
 
     # -- construction -------------------------------------------------------------------
 
@@ -287,7 +290,13 @@ class Quantity:
 
     @property
     def value(self) -> Fraction:
-        """The exact value."""
+        """The exact value (computed once)."""
+        if self._v is None:
+            object.__setattr__(self, "_v", self._exact())
+        return self._v  # type: ignore[return-value]
+
+    def _exact(self) -> Fraction:
+        """``mantissa * 10**exponent`` as a Fraction, refusing absurd magnitudes."""
         if self._e >= 0:
             if self._e > _MAX_DIGITS:
                 raise QuantityError(f"quantity {self} is too large to compute with exactly")
@@ -493,8 +502,9 @@ def _as_format(fmt: str) -> Format:
         ) from None
 
 
+@lru_cache(maxsize=8192)
 def _parse(text: str) -> Quantity:
-    """Upstream ``ParseQuantity``."""
+    """Upstream ``ParseQuantity`` (cached: quantities are immutable and strings repeat)."""
     if not text:
         raise QuantityError(MSG_FORMAT_WRONG)
     if text == "0":
