@@ -1,0 +1,170 @@
+"""Consumable capacity (DRAConsumableCapacity): how much of a device a request consumes.
+
+A request's capacity requirements are rounded by the device's request policy (default
+when nothing is asked, a valid range with min/max/step, or a list of valid values) and
+must fit beside what existing shares and the current search already consume.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Mapping
+
+from ..errors import AllocationError
+from ..model.devices import Capacity, DeviceView
+from ..quantity import Quantity
+
+ZERO = Quantity.from_int(0)
+
+
+def _q(value: Any) -> Quantity | None:
+    return None if value is None else Quantity.from_json(value)
+
+
+def resolve_requests(requests: Mapping[str, Quantity] | None, device: DeviceView) -> dict[str, Quantity] | None:
+    """Map request names onto the device's fully-qualified capacity names.
+
+    A name without a domain means the device driver's own capacity. Returns None when
+    the device lacks a requested capacity (the device does not fit, others may).
+    """
+    if not requests:
+        return {}
+    driver = device.slice.driver
+    raw = device.raw.get("capacity") or {}
+    out: dict[str, Quantity] = {}
+    for name, value in requests.items():
+        if name in raw:
+            key = name if "/" in name else f"{driver}/{name}"
+        else:
+            domain, sep, ident = name.partition("/")
+            if sep:
+                if domain != driver or ident not in raw:
+                    return None
+                key = name
+            elif f"{driver}/{name}" in raw:
+                key = f"{driver}/{name}"
+            else:
+                return None
+        if key in out:
+            other = key if name != key else key.partition("/")[2]
+            raise AllocationError(f"capacity {key.partition('/')[2]!r} requested both as {name!r} and as {other!r}")
+        out[key] = value
+    return out
+
+
+def consumed_amount(requested: Quantity | None, cap: Capacity) -> Quantity:
+    """What a request consumes of one capacity after the policy's rounding."""
+    policy = cap.policy
+    if requested is None:
+        default = _q((policy or {}).get("default"))
+        return default if default is not None else cap.value
+    if not policy:
+        return requested
+    vr = policy.get("validRange")
+    if vr is not None and vr.get("min") is not None:
+        lo = _q(vr["min"])
+        assert lo is not None
+        if requested < lo:
+            return lo
+        step = _q(vr.get("step"))
+        if step is None or step.value <= 0:
+            return requested
+        n = -((lo.value - requested.value) // step.value)  # ceil((req - min) / step)
+        return Quantity.from_fraction(lo.value + step.value * n, step.format)
+    valid = policy.get("validValues")
+    if valid is not None:
+        for v in valid:
+            q = _q(v)
+            if q is not None and requested <= q:
+                return q
+        return requested
+    return requested
+
+
+def violates_policy(amount: Quantity, policy: Mapping[str, Any] | None) -> bool:
+    """Whether a (rounded) amount is outside what the request policy allows."""
+    if not policy:
+        return False
+    default = _q(policy.get("default"))
+    if default is not None and amount == default:
+        return False
+    vr = policy.get("validRange")
+    if vr is not None:
+        hi = _q(vr.get("max"))
+        if hi is not None and amount > hi:
+            return True
+        step = _q(vr.get("step"))
+        if step is not None and step.value > 0:
+            lo = _q(vr.get("min")) or ZERO
+            if (amount.value - lo.value) % step.value != 0:
+                return True
+        return False
+    valid = policy.get("validValues")
+    if valid:
+        return all(amount != _q(v) for v in valid)
+    return False
+
+
+@dataclass
+class CapacityShortfall:
+    """Why a device's capacity cannot serve a request (for explain)."""
+
+    capacity: str
+    needed: Quantity
+    left: Quantity
+    requested: Quantity | None
+    missing: bool = False
+    policy: bool = False
+
+
+def check_capacity(requests: Mapping[str, Quantity] | None, device: DeviceView,
+                   consumed: Mapping[str, Quantity] | None,
+                   allocating: Mapping[str, Quantity] | None) -> tuple[dict[str, Quantity] | None, CapacityShortfall | None]:
+    """The amounts this request would consume per capacity, or a shortfall.
+
+    ``consumed`` is what existing shares use, ``allocating`` what the current search
+    has reserved, both keyed by fully-qualified capacity name.
+    """
+    resolved = resolve_requests(requests, device)
+    if resolved is None:
+        missing = next(iter(requests or {}), "")
+        return None, CapacityShortfall(missing, (requests or {}).get(missing, ZERO), ZERO, None, missing=True)
+    amounts: dict[str, Quantity] = {}
+    for key, cap in device.capacity.items():
+        amount = consumed_amount(resolved.get(key), cap)
+        if amount.sign() < 0:
+            raise AllocationError(f"capacity {key!r}: capacity value is negative")
+        amounts[key] = amount
+    for key, cap in device.capacity.items():
+        amount = amounts[key]
+        if violates_policy(amount, cap.policy):
+            return None, CapacityShortfall(key, amount, cap.value, resolved.get(key), policy=True)
+        used = amount
+        if consumed and key in consumed:
+            used = used + consumed[key]
+        if allocating and key in allocating:
+            used = used + allocating[key]
+        if used > cap.value:
+            already = used - amount
+            return None, CapacityShortfall(key, amount, cap.value - already, resolved.get(key))
+    return amounts, None
+
+
+def status_amounts(amounts: Mapping[str, Quantity], device: DeviceView) -> dict[str, str]:
+    """consumedCapacity as stored in a claim: the device's own spelling, canonical strings."""
+    return {device.capacity[k].name: str(v) for k, v in amounts.items()}
+
+
+def add_amounts(into: dict[str, Quantity], amounts: Mapping[str, Quantity], sign: int = 1) -> None:
+    """Add (or subtract) per-capacity amounts in place."""
+    for k, v in amounts.items():
+        cur = into.get(k)
+        if sign > 0:
+            into[k] = v if cur is None else cur + v
+        else:
+            into[k] = (cur if cur is not None else ZERO) - v
+
+
+def fraction(q: Quantity) -> Fraction:
+    return q.value

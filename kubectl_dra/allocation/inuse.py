@@ -1,0 +1,65 @@
+"""Devices already allocated by claims in the cluster (upstream ``GatherAllocatedState``).
+
+A result with adminAccess does not make a device unavailable. A result with a shareID
+is one share of a multi-allocatable device: it consumes capacity but leaves the device
+shareable. Any other result allocates the device exclusively.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from ..model.names import qualify
+from ..quantity import Quantity
+
+DeviceID = tuple[str, str, str]
+
+
+@dataclass
+class InUse:
+    """Exclusive allocations, shares with their consumed capacity, and who holds them."""
+
+    #: device -> "namespace/name" of the claim holding it exclusively
+    dedicated: dict[DeviceID, str] = field(default_factory=dict)
+    #: device -> fully-qualified capacity name -> consumed by all existing shares
+    shared_capacity: dict[DeviceID, dict[str, Quantity]] = field(default_factory=dict)
+    #: device -> claims holding a share
+    shared_by: dict[DeviceID, list[str]] = field(default_factory=dict)
+
+    def allocated(self, device: DeviceID) -> bool:
+        """Allocated at all (exclusively or shared): its counters are consumed."""
+        return device in self.dedicated or device in self.shared_by
+
+
+def claim_key(claim: Mapping[str, Any]) -> tuple[str, str]:
+    meta = claim.get("metadata") or {}
+    return (meta.get("namespace") or "default", meta.get("name") or "")
+
+
+def gather_in_use(claims: Iterable[Mapping[str, Any]], exclude: frozenset[tuple[str, str]] = frozenset()) -> InUse:
+    """In-use devices from every allocated claim except those in ``exclude``."""
+    state = InUse()
+    for claim in claims:
+        allocation = (claim.get("status") or {}).get("allocation")
+        if not allocation:
+            continue
+        key = claim_key(claim)
+        if key in exclude:
+            continue
+        who = f"{key[0]}/{key[1]}"
+        for result in (allocation.get("devices") or {}).get("results") or ():
+            if result.get("adminAccess"):
+                continue
+            driver = result.get("driver") or ""
+            device = (driver, result.get("pool") or "", result.get("device") or "")
+            if result.get("shareID"):
+                state.shared_by.setdefault(device, []).append(who)
+                consumed = state.shared_capacity.setdefault(device, {})
+                for name, value in (result.get("consumedCapacity") or {}).items():
+                    q = Quantity.from_json(value)
+                    fq = qualify(name, driver)
+                    consumed[fq] = consumed[fq] + q if fq in consumed else q
+            else:
+                state.dedicated.setdefault(device, who)
+    return state

@@ -1,0 +1,157 @@
+"""Resource pools as one node sees them (upstream ``GatherPools``).
+
+A pool is all slices of one (driver, pool name) with the newest generation. The node
+sees the slices that target it (nodeName, allNodes, nodeSelector, or per-device node
+selection) plus every slice that defines shared counters. A pool is *incomplete*
+while fewer slices than ``resourceSliceCount`` exist, *invalid* when its slices
+contradict each other (duplicate device names, duplicate counter sets, counters that
+do not exist); neither is allocated from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from ..model.devices import Quantity, SliceView
+from ..model.nodes import node_matches
+
+
+@dataclass(eq=False)
+class Pool:
+    """One pool as seen from one node; ``slices`` are the device slices reaching the node."""
+
+    driver: str
+    name: str
+    incomplete: bool = False
+    invalid: bool = False
+    invalid_reason: str = ""
+    slices: list[SliceView] = field(default_factory=list)
+    #: device slices of the pool that do not reach the node (their devices still consume counters)
+    other_slices: list[SliceView] = field(default_factory=list)
+    counter_sets: dict[str, dict[str, Quantity]] = field(default_factory=dict)
+    has_binding_conditions: bool = False
+
+    @property
+    def id(self) -> tuple[str, str]:
+        return (self.driver, self.name)
+
+    @property
+    def uid(self) -> str:
+        return f"{self.driver}/{self.name}"
+
+
+def _slice_reaches(sv: SliceView, node: Mapping[str, Any]) -> bool:
+    """Whether a slice (without shared counters) offers devices to the node."""
+    if sv.node_name or sv.all_nodes or sv.node_selector is not None:
+        return node_matches(node, sv.node_name, sv.all_nodes, sv.node_selector)
+    if sv.per_device_node_selection:
+        return any(node_matches(node, d.node_name, d.all_nodes, d.node_selector) for d in sv.devices)
+    return False  # some future node selection we do not understand
+
+
+def _add(pools: dict[tuple[str, str], list[SliceView]], sv: SliceView) -> None:
+    """Keep only the newest generation of each pool (upstream ``addSlice``)."""
+    current = pools.get(sv.pool_id)
+    if current is None or sv.generation > current[0].generation:
+        pools[sv.pool_id] = [sv]
+    elif sv.generation == current[0].generation:
+        current.append(sv)
+
+
+def _validate(pool: Pool, device_slices: list[SliceView], counter_slices: list[SliceView],
+              other: list[SliceView], partitionable: bool) -> Pool:
+    """Fill in the pool or mark it invalid, as upstream ``buildPool`` does."""
+    seen: set[str] = set()
+    for sv in device_slices:
+        for d in sv.devices:
+            if d.name in seen:
+                pool.invalid, pool.invalid_reason = True, f"duplicate device name {d.name}"
+                return pool
+            seen.add(d.name)
+    if partitionable:
+        counter_sets: dict[str, dict[str, Quantity]] = {}
+        for sv in counter_slices:
+            for name in sv.shared_counter_names:
+                if name in counter_sets:
+                    pool.invalid, pool.invalid_reason = True, f"duplicate counter set name {name}"
+                    return pool
+                counter_sets[name] = sv.shared_counters[name]
+        for group in (device_slices, other):
+            reason = _check_consumption(counter_sets, group)
+            if reason:
+                pool.invalid, pool.invalid_reason = True, reason
+                return pool
+        pool.counter_sets = counter_sets
+        pool.other_slices = other
+    pool.slices = sorted(device_slices, key=lambda s: s.name)
+    pool.has_binding_conditions = any(s.has_binding_conditions for s in device_slices)
+    return pool
+
+
+def _check_consumption(counter_sets: dict[str, dict[str, Quantity]], slices: Iterable[SliceView]) -> str:
+    for sv in slices:
+        for d in sv.devices:
+            for c in d.consumes:
+                counters = counter_sets.get(c.counter_set)
+                if counters is None:
+                    return f"counter set {c.counter_set} not found"
+                for name in c.counters:
+                    if name not in counters:
+                        return f"counter {name} not found in counter set {c.counter_set}"
+    return ""
+
+
+def gather_pools(candidates: Iterable[SliceView], all_slices_of_pool: Mapping[tuple[str, str], list[SliceView]],
+                 node: Mapping[str, Any], *, partitionable: bool, compat_groups: bool) -> list[Pool]:
+    """The pools reachable from ``node``, in search order.
+
+    ``candidates`` are the slices that may reach the node, in state order;
+    ``all_slices_of_pool`` every slice per pool (for the incomplete/obsolete check).
+    Order: pools without binding conditions first, each group by pool name then driver.
+    """
+    pools: dict[tuple[str, str], list[SliceView]] = {}
+    later: list[SliceView] = []
+    for sv in candidates:
+        if not partitionable and (sv.per_device_node_selection or sv.shared_counter_names):
+            continue
+        if sv.shared_counter_names:
+            _add(pools, sv)
+        elif _slice_reaches(sv, node):
+            if sv.has_binding_conditions:
+                later.append(sv)
+            else:
+                _add(pools, sv)
+    for sv in later:
+        _add(pools, sv)
+
+    result: list[Pool] = []
+    for pool_id, slices in pools.items():
+        pool = Pool(driver=pool_id[0], name=pool_id[1])
+        expected = slices[0].slice_count
+        other: list[SliceView] = []
+        if len(slices) != expected:
+            everything = all_slices_of_pool.get(pool_id, [])
+            generation = slices[0].generation
+            if any(s.generation > generation for s in everything):
+                continue  # obsolete: the driver is replacing this generation
+            same = [s for s in everything if s.generation == generation]
+            if len(same) != expected:
+                pool.incomplete = True
+                result.append(pool)
+                continue
+            names = {s.name for s in slices}
+            other = [s for s in same if s.name not in names and not s.shared_counter_names] if partitionable else []
+        if not compat_groups and any(s.has_compat_groups for s in slices):
+            # A scheduler without the feature cannot honour the groups: treat as being updated.
+            pool.incomplete = True
+            result.append(pool)
+            continue
+        if partitionable:
+            device_slices = [s for s in slices if not s.shared_counter_names]
+            counter_slices = [s for s in slices if s.shared_counter_names]
+        else:
+            device_slices, counter_slices = list(slices), []
+        result.append(_validate(pool, device_slices, counter_slices, other, partitionable))
+    result.sort(key=lambda p: (p.has_binding_conditions, p.name, p.driver))
+    return result

@@ -1,0 +1,655 @@
+"""The search: first-fit with backtracking over claims, requests and devices.
+
+This follows upstream's experimental structured allocator: claims in the given order,
+their requests in order (for a prioritized list, its subrequests in order), and for
+each needed device the candidates in pool order, slice order and device order. A
+candidate is taken when it is free, matches the class and request selectors, fits the
+shared counters, compatibility groups and consumable capacity, is not tainted (or the
+taint is tolerated) and keeps every claim constraint satisfiable; the search then
+moves on and undoes the choice when the rest cannot be satisfied. The first complete
+solution wins.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+from ..errors import AllocationError, CELError
+from ..model.attributes import AttrValue, attribute_value, lookup_attribute
+from ..model.devices import DeviceView
+from ..model.nodes import node_matches
+from ..quantity import Quantity
+from . import capacity as cap
+from .constraints import Constraint, DistinctAttribute, MatchAttribute, describe_value
+from .inuse import InUse
+from .pools import Pool
+from .trace import Rejection, RejectionCode as RC, Tracer
+
+if TYPE_CHECKING:
+    from .allocator import Allocator, Features
+
+#: upstream resourceapi.AllocationResultsMaxSize
+MAX_RESULTS = 32
+#: upstream resourceapi.FirstAvailableDeviceRequestMaxSize (used for scoring)
+MAX_SUBREQUESTS = 8
+
+FAIL, DONE, EXCEEDED = 0, 1, 2
+
+
+def claim_ref(claim: Mapping[str, Any]) -> str:
+    """``namespace/name`` as upstream's klog.KObj prints a claim."""
+    meta = claim.get("metadata") or {}
+    ns = meta.get("namespace") or ""
+    name = meta.get("name") or ""
+    return f"{ns}/{name}" if ns else name
+
+
+@dataclass(eq=False)
+class RequestData:
+    """One request without subrequests, or one subrequest, ready for the search."""
+
+    key: tuple[int, int, int]
+    raw: Mapping[str, Any]
+    name: str
+    parent: str | None
+    class_name: str
+    class_: Mapping[str, Any]
+    class_selectors: list[str]
+    selectors: list[str]
+    all_mode: bool
+    num_devices: int
+    admin: bool
+    tolerations: list[Mapping[str, Any]]
+    capacity: dict[str, Quantity] | None
+    derived: dict[str, str]
+    all_devices: list[tuple[Pool, DeviceView]] = field(default_factory=list)
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.parent}/{self.name}" if self.parent else self.name
+
+
+@dataclass(eq=False)
+class Chosen:
+    """One device picked for a request during the search."""
+
+    rd: RequestData
+    pool: Pool
+    device: DeviceView
+    share_id: str | None = None
+    consumed: dict[str, Quantity] | None = None
+
+
+def tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
+    """Upstream ``resourceclaim.ToleratesTaint``."""
+    effect = toleration.get("effect") or ""
+    if effect and effect != taint.get("effect"):
+        return False
+    key = toleration.get("key") or ""
+    if key and key != taint.get("key"):
+        return False
+    op = toleration.get("operator") or "Equal"
+    if op == "Equal":
+        return (toleration.get("value") or "") == (taint.get("value") or "")
+    return op == "Exists"
+
+
+def untolerated_taint(device: DeviceView, tolerations: list[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The first NoSchedule/NoExecute taint of the device that no toleration covers."""
+    for taint in device.taints:
+        if taint.get("effect") in ("NoSchedule", "NoExecute"):
+            if not any(tolerates(t, taint) for t in tolerations):
+                return taint
+    return None
+
+
+def derived_value(value: Any) -> AttrValue | None:
+    """A CEL result of a derived attribute as an attribute value."""
+    def element(v: Any) -> tuple[str, Any] | None:
+        if isinstance(v, bool):
+            return ("bool", v)
+        if isinstance(v, int):
+            return ("int", int(v))
+        if isinstance(v, str):
+            return ("string", v)
+        if v is None:
+            return None
+        return ("version", str(v))
+
+    if isinstance(value, (list, tuple)):
+        elements = tuple(e for e in (element(v) for v in value) if e is not None)
+        return (True, elements) if elements else None
+    e = element(value)
+    return (False, (e,)) if e is not None else None
+
+
+class Search:
+    """One Allocate call: per-call state on top of the Allocator's indexes."""
+
+    def __init__(self, allocator: "Allocator", node: Mapping[str, Any], claims: list[Mapping[str, Any]],
+                 pools: list[Pool], in_use: InUse, tracer: Tracer | None) -> None:
+        self.a = allocator
+        self.f: "Features" = allocator.features
+        self.node = node
+        self.claims = claims
+        self.pools = pools
+        self.in_use = in_use
+        self.tracer = tracer
+        self.requests: dict[tuple[int, int, int], RequestData] = {}
+        self.selected_sub: dict[tuple[int, int], int] = {}
+        self.constraints: list[list[Constraint]] = []
+        self.results: list[list[Chosen]] = [[] for _ in claims]
+        self.allocating: dict[tuple[str, str, str], set[int]] = {}
+        #: device -> number of shares the current search holds
+        self.shares: dict[tuple[str, str, str], int] = {}
+        self.allocating_capacity: dict[tuple[str, str, str], dict[str, Quantity]] = {}
+        #: pool id -> counter set -> counter -> consumed by the current search
+        self.consumed_counters: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}
+        #: pool id -> counter set -> running compatibility-group state
+        self.compat: dict[tuple[str, str], dict[str, tuple[bool, bool, frozenset[str]]]] = {}
+        self.matches: dict[tuple[tuple[int, int, int], int], bool] = {}
+        self.steps = 0
+
+    # -- preparation ------------------------------------------------------------------------
+
+    def prepare(self) -> None:
+        """Validate every claim and request, as upstream does before searching."""
+        for ci, claim in enumerate(self.claims):
+            ref = claim_ref(claim)
+            devices = ((claim.get("spec") or {}).get("devices") or {})
+            min_devices = 0
+            for ri, request in enumerate(devices.get("requests") or ()):
+                name = request.get("name") or ""
+                subs = request.get("firstAvailable") or []
+                exactly = request.get("exactly")
+                if subs and not self.f.prioritized_list:
+                    raise AllocationError(f"claim {ref}, request {name}: has subrequests, but the DRAPrioritizedList feature is disabled")
+                if not self.f.consumable_capacity:
+                    if exactly is not None and exactly.get("capacity") is not None:
+                        raise AllocationError(f"claim {ref}, request {name}: has capacity requests, but the DRAConsumableCapacity feature is disabled")
+                    for sub in subs:
+                        if sub.get("capacity") is not None:
+                            raise AllocationError(f"claim {ref}, subrequest {sub.get('name') or ''}: has capacity requests, but the DRAConsumableCapacity feature is disabled")
+                if subs:
+                    fewest = None
+                    for si, sub in enumerate(subs):
+                        rd = self._validate(ci, ri, si, sub, name)
+                        self.requests[(ci, ri, si)] = rd
+                        fewest = rd.num_devices if fewest is None else min(fewest, rd.num_devices)
+                    min_devices += fewest or 0
+                else:
+                    rd = self._validate(ci, ri, 0, exactly or {}, None, request_name=name)
+                    self.requests[(ci, ri, 0)] = rd
+                    min_devices += rd.num_devices
+            if min_devices > MAX_RESULTS:
+                raise AllocationError(f"claim {ref}: number of requested devices {min_devices} exceeds the claim limit of {MAX_RESULTS}")
+            constraints: list[Constraint] = []
+            for i, c in enumerate(devices.get("constraints") or ()):
+                if c.get("matchAttribute") is not None:
+                    constraints.append(MatchAttribute(c["matchAttribute"], c.get("requests") or [], self.f.list_type_attributes))
+                elif c.get("distinctAttribute") is not None:
+                    constraints.append(DistinctAttribute(c["distinctAttribute"], c.get("requests") or [], self.f.list_type_attributes))
+                else:
+                    raise AllocationError(f"claim {ref}, constraint #{i}: empty constraint (unsupported constraint type?)")
+            self.constraints.append(constraints)
+
+    def _validate(self, ci: int, ri: int, si: int, raw: Mapping[str, Any], parent: str | None,
+                  request_name: str | None = None) -> RequestData:
+        """Upstream ``validateDeviceRequest``: selectors, gates, class, count or all devices."""
+        claim = self.claims[ci]
+        ref = claim_ref(claim)
+        name = request_name if request_name is not None else (raw.get("name") or "")
+        shown = name  # upstream names the subrequest itself in these messages
+        selectors: list[str] = []
+        for i, sel in enumerate(raw.get("selectors") or ()):
+            expr = ((sel or {}).get("cel") or {}).get("expression")
+            if expr is None:
+                raise AllocationError(f"claim {ref}, request {shown}, selector #{i}: CEL expression empty (unsupported selector type?)")
+            selectors.append(expr)
+        admin = bool(raw.get("adminAccess")) if parent is None else False
+        if parent is None and raw.get("adminAccess") is not None and not self.f.admin_access:
+            raise AllocationError(f"claim {ref}, request {shown}: admin access is requested, but the feature is disabled")
+        derived = {d.get("name") or "": d.get("expression") or "" for d in raw.get("derivedAttributes") or ()}
+        if derived and not self.f.derived_attributes:
+            raise AllocationError(f"claim {ref}, request {shown}: cannot handle request with derived attributes, the feature is disabled")
+        class_name = raw.get("deviceClassName") or ""
+        if not class_name:
+            raise AllocationError(f"claim {ref}, request {shown}: missing device class name (unsupported request type?)")
+        class_ = self.a.classes.get(class_name)
+        if class_ is None:
+            raise AllocationError(f"claim {ref}, request {shown}: could not retrieve device class {class_name}: "
+                                  f'deviceclass.resource.k8s.io "{class_name}" not found')
+        class_selectors = [((s or {}).get("cel") or {}).get("expression") or "" for s in (class_.get("spec") or {}).get("selectors") or ()]
+        capacity = None
+        if self.f.consumable_capacity and raw.get("capacity") is not None:
+            capacity = {k: Quantity.from_json(v) for k, v in ((raw.get("capacity") or {}).get("requests") or {}).items()}
+        rd = RequestData(
+            key=(ci, ri, si), raw=raw, name=name, parent=parent, class_name=class_name, class_=class_,
+            class_selectors=class_selectors, selectors=selectors, all_mode=False, num_devices=0, admin=admin,
+            tolerations=list(raw.get("tolerations") or ()), capacity=capacity, derived=derived,
+        )
+        mode = raw.get("allocationMode") or "ExactCount"
+        if mode == "ExactCount":
+            count = raw.get("count")
+            rd.num_devices = int(count) if count is not None else 1
+        elif mode == "All":
+            rd.all_mode = True
+            for pool in self.pools:
+                if pool.incomplete:
+                    raise AllocationError(f"claim {ref}, request {shown}: asks for all devices, but resource pool {pool.uid} is currently being updated")
+                if pool.invalid:
+                    raise AllocationError(f"claim {ref}, request {shown}: asks for all devices, but resource pool {pool.uid} is currently invalid")
+                for sv in pool.slices:
+                    for device in sv.devices:
+                        if not self._selectable(rd, pool, device):
+                            continue
+                        if self.f.consumable_capacity:
+                            amounts, _ = cap.check_capacity(rd.capacity, device, self.in_use.shared_capacity.get(device.id), None)
+                            if amounts is None:
+                                continue
+                        rd.all_devices.append((pool, device))
+            rd.num_devices = len(rd.all_devices)
+        else:
+            raise AllocationError(f"claim {ref}, request {shown}: unsupported count mode {mode}")
+        return rd
+
+    # -- the recursion ----------------------------------------------------------------------
+
+    def run(self) -> bool:
+        """Search for a solution; True when every claim got all its devices."""
+        return self._one(0, 0, 0, 0, False) == DONE
+
+    def _one(self, ci: int, ri: int, si: int, di: int, in_sub: bool) -> int:
+        self.steps += 1
+        if ci >= len(self.claims):
+            return DONE
+        requests = (((self.claims[ci].get("spec") or {}).get("devices") or {}).get("requests") or ())
+        if ri >= len(requests):
+            res = self._one(ci + 1, 0, 0, 0, False)
+            return FAIL if res == EXCEEDED else res
+        rd = self.requests[(ci, ri, si)]
+        if not in_sub and rd.parent is not None:
+            all_exceeded = True
+            k = 0
+            while (ci, ri, k) in self.requests:
+                res = self._one(ci, ri, k, di, True)
+                if res == EXCEEDED:
+                    k += 1
+                    continue
+                all_exceeded = False
+                if res == DONE:
+                    self.selected_sub[(ci, ri)] = k
+                    return DONE
+                k += 1
+            if self.tracer is not None:
+                self.tracer.request_unsatisfied(self.claims[ci], rd.parent, "no subrequest could be satisfied")
+            return EXCEEDED if all_exceeded else FAIL
+        if rd.all_mode and not rd.all_devices:
+            if self.tracer is not None:
+                self.tracer.request_unsatisfied(self.claims[ci], rd.full_name, "no device matches the request")
+            return FAIL
+        if di >= rd.num_devices:
+            return self._one(ci, ri + 1, 0, 0, False)
+        if len(self.results[ci]) + rd.num_devices - di > MAX_RESULTS:
+            if self.tracer is not None:
+                self.tracer.request_unsatisfied(self.claims[ci], rd.full_name, f"the claim would exceed {MAX_RESULTS} allocated devices")
+            return EXCEEDED
+        if rd.all_mode:
+            pool, device = rd.all_devices[di]
+            undo = self._allocate_device(ci, rd, pool, device, must=True)
+            if undo is None:
+                return FAIL
+            res = self._one(ci, ri, si, di + 1, in_sub)
+            if res != DONE:
+                undo()
+            return res
+        tracer = self.tracer
+        admin = rd.admin
+        for pool in self.pools:
+            if pool.incomplete or pool.invalid:
+                continue
+            for sv in pool.slices:
+                for device in sv.devices:
+                    did = device.id
+                    if admin:
+                        holders = self.allocating.get(did)
+                        if holders and ci in holders:
+                            if tracer is not None:
+                                self._reject(rd, device, RC.IN_USE, "device is already allocated to another request of this claim", {"claim": claim_ref(self.claims[ci])})
+                            continue
+                    elif did in self.in_use.dedicated or self.allocating.get(did):
+                        if tracer is not None:
+                            self._reject_in_use(rd, device)
+                        continue
+                    if not self._selectable(rd, pool, device):
+                        continue
+                    if self.f.consumable_capacity:
+                        amounts, short = cap.check_capacity(rd.capacity, device, self.in_use.shared_capacity.get(did),
+                                                            self.allocating_capacity.get(did))
+                        if amounts is None:
+                            if tracer is not None:
+                                self._reject_capacity(rd, device, short)
+                            continue
+                    undo = self._allocate_device(ci, rd, pool, device, must=False)
+                    if undo is None:
+                        continue
+                    res = self._one(ci, ri, si, di + 1, in_sub)
+                    if res == DONE:
+                        return DONE
+                    undo()
+                    if res == EXCEEDED:
+                        return EXCEEDED
+        if tracer is not None:
+            tracer.request_unsatisfied(self.claims[ci], rd.full_name, "no suitable device left for this request")
+        return FAIL
+
+    # -- device checks ----------------------------------------------------------------------
+
+    def _selectable(self, rd: RequestData, pool: Pool, device: DeviceView) -> bool:
+        """Class and request selectors, gated device features, per-device node selection."""
+        key = (rd.key, id(device))
+        cached = self.matches.get(key)
+        if cached is not None:
+            if not cached and self.tracer is not None:
+                self._explain_unselectable(rd, pool, device)
+            return cached
+        ok = self._check_selectable(rd, pool, device)
+        self.matches[key] = ok
+        return ok
+
+    def _explain_unselectable(self, rd: RequestData, pool: Pool, device: DeviceView) -> None:
+        """Re-run the (cached, cheap) checks only to tell the tracer why."""
+        self._check_selectable(rd, pool, device)
+
+    def _check_selectable(self, rd: RequestData, pool: Pool, device: DeviceView) -> bool:
+        f = self.f
+        tracer = self.tracer
+        if device.binding_conditions and not f.binding_conditions:
+            if tracer is not None:
+                self._reject(rd, device, RC.GATE_DISABLED, "the device has binding conditions, but DRADeviceBindingConditions is disabled", {"gate": "DRADeviceBindingConditions"})
+            return False
+        if device.slice.skip_node_operations:
+            if not f.optional_node_operations:
+                if tracer is not None:
+                    self._reject(rd, device, RC.GATE_DISABLED, "the device's slice skips node operations, but DRAOptionalNodeOperations is disabled", {"gate": "DRAOptionalNodeOperations"})
+                return False
+            if not self.a.node_declares(self.node, "DRAOptionalNodeOperations"):
+                if tracer is not None:
+                    self._reject(rd, device, RC.NODE_MISMATCH, "the device's slice skips node operations, but the node does not declare DRAOptionalNodeOperations", {"feature": "DRAOptionalNodeOperations"})
+                return False
+        class_name = rd.class_name
+        for i, expr in enumerate(rd.class_selectors):
+            if not self._cel(expr, device, lambda: f"class {class_name}: selector #{i}"):
+                if tracer is not None:
+                    code = RC.NOT_IN_CLASS if i == 0 else RC.CLASS_SELECTOR_FALSE
+                    self._reject(rd, device, code, f"selector #{i} of device class {class_name} is false for this device",
+                                 {"class": class_name, "index": i, "expression": expr})
+                return False
+        ref = claim_ref(self.claims[rd.key[0]])
+        for i, expr in enumerate(rd.selectors):
+            if not self._cel(expr, device, lambda: f"claim {ref}: selector #{i}"):
+                if tracer is not None:
+                    self._reject(rd, device, RC.REQUEST_SELECTOR_FALSE, f"selector #{i} of request {rd.full_name} is false for this device",
+                                 {"request": rd.full_name, "index": i, "expression": expr})
+                return False
+        if device.slice.per_device_node_selection:
+            if not node_matches(self.node, device.node_name, device.all_nodes, device.node_selector):
+                if tracer is not None:
+                    self._reject(rd, device, RC.NODE_MISMATCH, "the device is not reachable from this node", {})
+                return False
+        return True
+
+    def _cel(self, expr: str, device: DeviceView, where: Callable[[], str]) -> bool:
+        try:
+            return self.a.cel.matches(expr, device)
+        except CELError as exc:
+            from ..errors import CELCompileError
+
+            kind = "CEL compile error" if isinstance(exc, CELCompileError) else "CEL runtime error"
+            if kind == "CEL compile error":
+                raise AllocationError(f"{where()}: {kind}: {exc}") from None
+            raise AllocationError(f"{where()} on device {device.uid}: {kind}: {exc}") from None
+
+    def _allocate_device(self, ci: int, rd: RequestData, pool: Pool, device: DeviceView, *, must: bool) -> Callable[[], None] | None:
+        """Take ``device`` for ``rd`` if availability and constraints allow; returns the undo."""
+        f = self.f
+        did = device.id
+        tracer = self.tracer
+        multi = f.consumable_capacity and device.allow_multiple
+        if not multi and rd.admin:
+            holders = self.allocating.get(did)
+            if holders and ci in holders:
+                if tracer is not None:
+                    self._reject(rd, device, RC.IN_USE, "device is already allocated to another request of this claim", {"claim": claim_ref(self.claims[ci])})
+                return None
+        if not rd.admin and (did in self.in_use.dedicated or self.allocating.get(did)):
+            if tracer is not None:
+                self._reject_in_use(rd, device)
+            return None
+        if device.consumes and not f.partitionable:
+            if tracer is not None:
+                self._reject(rd, device, RC.GATE_DISABLED, "the device consumes shared counters, but DRAPartitionableDevices is disabled", {"gate": "DRAPartitionableDevices"})
+            return None
+        undo_steps: list[Callable[[], None]] = []
+
+        def rollback() -> None:
+            for step in reversed(undo_steps):
+                step()
+
+        # A shared device pays its counters once, with its first share.
+        share_held = multi and (did in self.in_use.shared_by or self.shares.get(did, 0) > 0)
+        if device.consumes and not share_held:
+            if not self._consume_counters(rd, pool, device):
+                return None
+            undo_steps.append(lambda: self._release_counters(pool, device))
+        if f.compatibility_groups and device.consumes:
+            undo = self._consume_compat(rd, pool, device)
+            if undo is None:
+                rollback()
+                return None
+            undo_steps.append(undo)
+        if f.device_taints:
+            taint = untolerated_taint(device, rd.tolerations)
+            if taint is not None:
+                if tracer is not None:
+                    self._reject(rd, device, RC.TAINT_NOT_TOLERATED,
+                                 f"the device has the taint {taint.get('key')}={taint.get('value', '')}:{taint.get('effect')}, which the request does not tolerate",
+                                 {"taint": dict(taint)})
+                rollback()
+                return None
+        constraints = self.constraints[ci]
+        pushed: list[Constraint] = []
+        for c in constraints:
+            if not c.applies(rd.name, rd.parent):
+                continue
+            value = self._lookup(rd, device, c.attribute)
+            entry = c.check(value)
+            if entry is None:
+                for p in reversed(pushed):
+                    p.pop()
+                rollback()
+                if must:
+                    raise AllocationError(f"claim {claim_ref(self.claims[ci])}, request {rd.full_name}: cannot add device {device.uid} because a claim constraint would not be satisfied")
+                if tracer is not None:
+                    self._reject_constraint(rd, device, c, value)
+                return None
+            c.push(entry)
+            pushed.append(c)
+        if pushed:
+            undo_steps.append(lambda: [p.pop() for p in reversed(pushed)])
+        chosen = Chosen(rd, pool, device)
+        if not multi:
+            holders = self.allocating.setdefault(did, set())
+            holders.add(ci)
+            undo_steps.append(lambda: holders.discard(ci))
+        if f.consumable_capacity:
+            amounts, short = cap.check_capacity(rd.capacity, device, self.in_use.shared_capacity.get(did),
+                                                self.allocating_capacity.get(did))
+            if amounts is None:
+                rollback()
+                if tracer is not None:
+                    self._reject_capacity(rd, device, short)
+                return None
+            if multi:
+                chosen.consumed = amounts
+                chosen.share_id = str(uuid.uuid4())
+                reserved = self.allocating_capacity.setdefault(did, {})
+                cap.add_amounts(reserved, amounts)
+                self.shares[did] = self.shares.get(did, 0) + 1
+
+                def unshare() -> None:
+                    cap.add_amounts(reserved, amounts, -1)
+                    self.shares[did] -= 1
+                undo_steps.append(unshare)
+        results = self.results[ci]
+        results.append(chosen)
+        undo_steps.append(results.pop)
+        if tracer is not None:
+            tracer.device_selected(self.claims[ci], rd.full_name, device.slice.driver, device.slice.pool, device.name)
+        return rollback
+
+    # -- counters ---------------------------------------------------------------------------
+
+    def _consume_counters(self, rd: RequestData, pool: Pool, device: DeviceView) -> bool:
+        """Reserve the device's counters; False (and nothing reserved) when any set overflows."""
+        available = self.a.available_counters(pool, self.in_use)
+        consumed = self.consumed_counters.setdefault(pool.id, {})
+        for cc in device.consumes:
+            per_set = consumed.setdefault(cc.counter_set, {})
+            for name, q in cc.counters.items():
+                per_set[name] = per_set.get(name, 0) + q.value
+        for set_name, counters in available.items():
+            used = consumed.get(set_name, {})
+            for name, left in counters.items():
+                if left < used.get(name, 0):
+                    if self.tracer is not None:
+                        need = sum((q.value for cc in device.consumes if cc.counter_set == set_name
+                                    for n, q in cc.counters.items() if n == name), Fraction(0))
+                        before = used.get(name, 0) - need
+                        self._reject(rd, device, RC.COUNTERS_EXHAUSTED,
+                                     f"counter {name} of counter set {set_name} has {_fmt(left - before)} left, the device needs {_fmt(need)}",
+                                     {"counterSet": set_name, "counter": name, "needed": _fmt(need), "left": _fmt(left - before)})
+                    self._release_counters(pool, device)
+                    return False
+        return True
+
+    def _release_counters(self, pool: Pool, device: DeviceView) -> None:
+        consumed = self.consumed_counters.get(pool.id, {})
+        for cc in device.consumes:
+            per_set = consumed.get(cc.counter_set, {})
+            for name, q in cc.counters.items():
+                per_set[name] = per_set.get(name, 0) - q.value
+
+    def _consume_compat(self, rd: RequestData, pool: Pool, device: DeviceView) -> Callable[[], None] | None:
+        """Fold the device's compatibility groups into each counter set's running intersection."""
+        running = self.compat.setdefault(pool.id, {})
+        baseline = self.a.compat_baseline(pool, self.in_use)
+        saved: list[tuple[str, Any]] = []
+        for cc in device.consumes:
+            state = running.get(cc.counter_set)
+            if state is None:
+                state = baseline.get(cc.counter_set, (False, False, frozenset()))
+            has_members, all_empty, groups = state
+            mine = cc.groups
+            if has_members:
+                if mine is None:
+                    admitted = all_empty
+                elif all_empty:
+                    admitted = False
+                else:
+                    admitted = bool(groups & mine)
+                if not admitted:
+                    for set_name, prev in reversed(saved):
+                        if prev is None:
+                            running.pop(set_name, None)
+                        else:
+                            running[set_name] = prev
+                    if self.tracer is not None:
+                        self._reject(rd, device, RC.COMPATIBILITY_CONFLICT,
+                                     f"on counter set {cc.counter_set} the device's compatibility groups {sorted(mine or [])} do not intersect "
+                                     f"those of the devices already there ({'none' if all_empty else sorted(groups)})",
+                                     {"with": cc.counter_set, "counterSet": cc.counter_set, "groups": sorted(mine or []),
+                                      "existing": [] if all_empty else sorted(groups)})
+                    return None
+                new = state if (all_empty or mine is None) else (True, False, groups & mine)
+            else:
+                new = (True, True, frozenset()) if mine is None else (True, False, mine)
+            saved.append((cc.counter_set, running.get(cc.counter_set)))
+            running[cc.counter_set] = new
+
+        def undo() -> None:
+            for set_name, prev in reversed(saved):
+                if prev is None:
+                    running.pop(set_name, None)
+                else:
+                    running[set_name] = prev
+        return undo
+
+    # -- attributes for constraints ---------------------------------------------------------
+
+    def _lookup(self, rd: RequestData, device: DeviceView, attribute: str) -> AttrValue | None:
+        expr = rd.derived.get(attribute)
+        if expr is not None:
+            try:
+                value = self.a.cel.evaluate(expr, device)
+            except CELError as exc:
+                raise AllocationError(f"evaluate derived attribute {attribute} on device {device.uid} failed: {exc}") from None
+            converted = derived_value(value)
+            if converted is None:
+                raise AllocationError(f"evaluate derived attribute {attribute} on device {device.uid} failed: unsupported attribute value")
+            return converted
+        raw = lookup_attribute(device.attributes, device.slice.driver, attribute)
+        if raw is None:
+            return None
+        value = attribute_value(raw)
+        if value is None:
+            raise AllocationError(f"device {device.uid}, attribute {attribute}: unsupported attribute value")
+        return value
+
+    # -- tracing helpers --------------------------------------------------------------------
+
+    def _reject(self, rd: RequestData, device: DeviceView, code: RC, message: str, details: dict[str, Any]) -> None:
+        assert self.tracer is not None
+        self.tracer.device_rejected(self.claims[rd.key[0]], rd.full_name, device.slice.driver, device.slice.pool,
+                                    device.name, Rejection(code, message, details))
+
+    def _reject_in_use(self, rd: RequestData, device: DeviceView) -> None:
+        holder = self.in_use.dedicated.get(device.id)
+        if holder is None:
+            holders = self.allocating.get(device.id) or set()
+            holder = ", ".join(claim_ref(self.claims[i]) for i in sorted(holders))
+            message = f"device is being allocated to claim {holder} in this attempt"
+        else:
+            message = f"device is already allocated to claim {holder}"
+        self._reject(rd, device, RC.IN_USE, message, {"claim": holder})
+
+    def _reject_capacity(self, rd: RequestData, device: DeviceView, short: cap.CapacityShortfall | None) -> None:
+        if short is None:
+            return
+        if short.missing:
+            msg = f"the device has no capacity {short.capacity}"
+        elif short.policy:
+            msg = f"the request policy of capacity {short.capacity} does not allow {short.needed}"
+        else:
+            msg = f"capacity {short.capacity} has {short.left} left, the request needs {short.needed}"
+        self._reject(rd, device, RC.CAPACITY_SHORT, msg, {
+            "capacity": short.capacity, "needed": str(short.needed), "left": str(short.left),
+            "requested": None if short.requested is None else str(short.requested)})
+
+    def _reject_constraint(self, rd: RequestData, device: DeviceView, c: Constraint, value: AttrValue | None) -> None:
+        if value is None:
+            msg = f"the device has no attribute {c.attribute}, which constraint {c.kind} needs"
+            shown = None
+        else:
+            shown = describe_value(value[1] if value[0] else value[1][0])
+            msg = f"attribute {c.attribute} is {shown!r}, which violates the claim's {c.kind} constraint"
+        expected = describe_value(getattr(c, "current", None)) if isinstance(c, MatchAttribute) else "distinct"
+        self._reject(rd, device, RC.CONSTRAINT_MISMATCH, msg, {"attribute": c.attribute, "value": shown, "expected": expected, "constraint": c.kind})
+
+
+def _fmt(value: Fraction | int) -> str:
+    """A counter amount as a canonical quantity string."""
+    return str(Quantity.from_fraction(Fraction(value)))

@@ -1,0 +1,188 @@
+"""Precomputed views of ResourceSlices and their devices.
+
+Building a view once per slice moves all dict digging (quantities, counters, taints,
+node selection) out of the allocator's hot loop; views keep the original dicts for
+presenters and for CEL.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from ..quantity import Quantity
+from .names import qualify
+
+DeviceID = tuple[str, str, str]
+
+
+def device_uid(driver: str, pool: str, device: str) -> str:
+    """``driver/pool/device``: how upstream prints a device ID in messages."""
+    return f"{driver}/{pool}/{device}"
+
+
+@dataclass(frozen=True)
+class CounterConsumption:
+    """One consumesCounters entry: the counter set, the amounts, the compatibility groups."""
+
+    counter_set: str
+    counters: dict[str, Quantity]
+    #: None when the device declares no groups (omitted, null or empty list)
+    groups: frozenset[str] | None
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """One consumable capacity of a device: its published name, total and request policy."""
+
+    name: str
+    value: Quantity
+    policy: Mapping[str, Any] | None
+
+
+@dataclass(eq=False)
+class DeviceView:
+    """One device of a slice, with everything the allocator checks pre-parsed."""
+
+    raw: Mapping[str, Any]
+    slice: "SliceView"
+    name: str
+    id: DeviceID
+    uid: str
+    attributes: Mapping[str, Any]
+    #: fully-qualified capacity name -> Capacity (driver's own entries win over implicit ones)
+    capacity: dict[str, Capacity]
+    consumes: tuple[CounterConsumption, ...]
+    allow_multiple: bool
+    taints: tuple[Mapping[str, Any], ...]
+    binding_conditions: tuple[str, ...]
+    binding_failure_conditions: tuple[str, ...]
+    binds_to_node: bool
+    node_name: str
+    all_nodes: bool
+    node_selector: Mapping[str, Any] | None
+    #: lazily built CEL input (one per device, shared by every expression)
+    cel_input: Any = None
+
+    @property
+    def has_compat_groups(self) -> bool:
+        return any(c.groups for c in self.consumes)
+
+
+@dataclass(eq=False)
+class SliceView:
+    """One ResourceSlice: pool membership, node selection, counters and devices."""
+
+    raw: Mapping[str, Any]
+    index: int
+    name: str
+    driver: str
+    pool: str
+    generation: int
+    slice_count: int
+    node_name: str
+    all_nodes: bool
+    node_selector: Mapping[str, Any] | None
+    per_device_node_selection: bool
+    #: counter set name -> counter name -> value
+    shared_counters: dict[str, dict[str, Quantity]]
+    shared_counter_names: tuple[str, ...]
+    skip_node_operations: tuple[str, ...]
+    devices: list[DeviceView] = field(default_factory=list)
+    has_binding_conditions: bool = False
+    has_compat_groups: bool = False
+
+    @property
+    def pool_id(self) -> tuple[str, str]:
+        return (self.driver, self.pool)
+
+
+def _quantity(value: Any) -> Quantity:
+    return Quantity.from_json(value)
+
+
+def _counters(raw: Mapping[str, Any] | None) -> dict[str, Quantity]:
+    out: dict[str, Quantity] = {}
+    for name, counter in (raw or {}).items():
+        out[name] = _quantity((counter or {}).get("value"))
+    return out
+
+
+def _capacity(raw: Mapping[str, Any] | None, driver: str) -> dict[str, Capacity]:
+    """Capacity keyed by fully-qualified name; an explicit ``driver/x`` beats an implicit ``x``."""
+    out: dict[str, Capacity] = {}
+    prefix = driver + "/"
+    items = list((raw or {}).items())
+    for name, cap in items:
+        if name.startswith(prefix):
+            out[name] = Capacity(name, _quantity((cap or {}).get("value")), (cap or {}).get("requestPolicy"))
+    for name, cap in items:
+        if name.startswith(prefix):
+            continue
+        key = qualify(name, driver)
+        if key not in out:
+            out[key] = Capacity(name, _quantity((cap or {}).get("value")), (cap or {}).get("requestPolicy"))
+    return out
+
+
+def _device(raw: Mapping[str, Any], sv: SliceView) -> DeviceView:
+    name = raw.get("name") or ""
+    consumes = tuple(
+        CounterConsumption(
+            counter_set=(c or {}).get("counterSet") or "",
+            counters=_counters((c or {}).get("counters")),
+            groups=frozenset((c or {}).get("compatibilityGroups") or ()) or None,
+        )
+        for c in raw.get("consumesCounters") or ()
+    )
+    return DeviceView(
+        raw=raw,
+        slice=sv,
+        name=name,
+        id=(sv.driver, sv.pool, name),
+        uid=device_uid(sv.driver, sv.pool, name),
+        attributes=raw.get("attributes") or {},
+        capacity=_capacity(raw.get("capacity"), sv.driver),
+        consumes=consumes,
+        allow_multiple=bool(raw.get("allowMultipleAllocations")),
+        taints=tuple(raw.get("taints") or ()),
+        binding_conditions=tuple(raw.get("bindingConditions") or ()),
+        binding_failure_conditions=tuple(raw.get("bindingFailureConditions") or ()),
+        binds_to_node=bool(raw.get("bindsToNode")),
+        node_name=raw.get("nodeName") or "",
+        all_nodes=bool(raw.get("allNodes")),
+        node_selector=raw.get("nodeSelector"),
+    )
+
+
+def slice_view(raw: Mapping[str, Any], index: int) -> SliceView:
+    """Build the view of one ResourceSlice dict (``index`` is its position in the state)."""
+    spec = raw.get("spec") or {}
+    pool = spec.get("pool") or {}
+    shared: dict[str, dict[str, Quantity]] = {}
+    names: list[str] = []
+    for cs in spec.get("sharedCounters") or ():
+        cs = cs or {}
+        names.append(cs.get("name") or "")
+        shared.setdefault(cs.get("name") or "", _counters(cs.get("counters")))
+    sv = SliceView(
+        raw=raw,
+        index=index,
+        name=(raw.get("metadata") or {}).get("name") or "",
+        driver=spec.get("driver") or "",
+        pool=pool.get("name") or "",
+        generation=int(pool.get("generation") or 0),
+        slice_count=int(pool.get("resourceSliceCount") or 0),
+        node_name=spec.get("nodeName") or "",
+        all_nodes=bool(spec.get("allNodes")),
+        node_selector=spec.get("nodeSelector"),
+        per_device_node_selection=bool(spec.get("perDeviceNodeSelection")),
+        shared_counters=shared,
+        shared_counter_names=tuple(names),
+        skip_node_operations=tuple(spec.get("skipNodeOperations") or ()),
+    )
+    sv.devices = [_device(d or {}, sv) for d in spec.get("devices") or ()]
+    # upstream tests "!= nil": an explicitly empty list still counts
+    sv.has_binding_conditions = any((d or {}).get("bindingConditions") is not None for d in spec.get("devices") or ())
+    sv.has_compat_groups = any(d.has_compat_groups for d in sv.devices)
+    return sv
