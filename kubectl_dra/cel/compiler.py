@@ -102,14 +102,19 @@ class CompiledExpression:
         """Evaluate; returns the engine Value or raises CELRuntimeError."""
         if device.error is not None:
             raise CELRuntimeError(device.error)
-        value = self._program.eval(device.activation())
-        return value
+        try:
+            return self._program.eval(device.activation())
+        except RuntimeError as err:  # e.g. cel-cpp's iteration budget
+            raise CELRuntimeError(messages.runtime_error_text(str(err))) from None
 
     def matches(self, device: DeviceInput) -> bool:
         """Evaluate as a selector: True/False, or CELRuntimeError (upstream text)."""
         if device.error is not None:
             raise CELRuntimeError(device.error)
-        value = self._program.eval(device.activation())
+        try:
+            value = self._program.eval(device.activation())
+        except RuntimeError as err:  # e.g. cel-cpp's iteration budget
+            raise CELRuntimeError(messages.runtime_error_text(str(err))) from None
         raw = value.value()
         if raw is True or raw is False:
             return raw

@@ -40,7 +40,7 @@ def compile_error_text(raw: str) -> str:
 
 def runtime_error_text(raw: str) -> str:
     """cel-cpp evaluation error → upstream's text (with the "no such key" hint)."""
-    text = _STATUS_PREFIX.sub("", str(raw).strip())
+    text = _STATUS_SUFFIX.sub("", _STATUS_PREFIX.sub("", str(raw).strip()))
     m = _KEY_NOT_FOUND.search(text)
     if m:
         return f"no such key: {m.group(1)}{NO_SUCH_KEY_HINT}"
