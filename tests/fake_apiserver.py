@@ -28,7 +28,7 @@ import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 from urllib.parse import parse_qs, urlsplit
 
 import yaml
@@ -163,12 +163,13 @@ class FakeAPIServer:
         self.max_page_size = max_page_size
         self.faults: dict[str, Fault] = {}
         self.requests: list[Request] = []
+        #: called with each request before it is answered (tests change the state mid-list)
+        self.on_request: Callable[[Request], None] | None = None
         self._lock = threading.Lock()
         self._rv = 1000
         self._objects: dict[str, list[Obj]] = {t.kind: [] for t in self.types}
         #: resourceVersion -> snapshot of one kind's objects, for continue tokens
         self._snapshots: dict[tuple[str, int], list[Obj]] = {}
-        self._expired_below = 0
         self._stopping = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -207,7 +208,7 @@ class FakeAPIServer:
     def expire_continue_tokens(self) -> None:
         """Every continue token issued so far answers 410 Gone (as after an etcd compaction)."""
         with self._lock:
-            self._expired_below = self._rv + 1
+            self._snapshots.clear()
 
     def list_requests(self, path: str) -> list[Request]:
         return [r for r in self.requests if r.path == path]
@@ -284,9 +285,13 @@ class FakeAPIServer:
 
     def handle(self, path: str, query: dict[str, str], authorization: str | None) -> tuple[int, Any, float]:
         """(status, JSON body, delay) for one GET."""
+        request = Request(path, query, authorization)
         with self._lock:
-            self.requests.append(Request(path, query, authorization))
-        if self.token is not None and authorization != f"Bearer {self.token}":
+            self.requests.append(request)
+        if self.on_request is not None:
+            self.on_request(request)
+        scheme, _, credentials = (authorization or "").partition(" ")
+        if self.token is not None and (scheme.lower() != "bearer" or credentials != self.token):
             return 401, _status(401, "Unauthorized"), 0.0
         fault = self._take_fault(path, query)
         if fault is not None:
@@ -354,7 +359,7 @@ class FakeAPIServer:
                 except ValueError:
                     return 400, _status(400, "continue key is not valid")
                 snapshot = self._snapshots.get((rtype.kind, rv))
-                if snapshot is None or rv < self._expired_below:
+                if snapshot is None:
                     return 410, _status(410, "The provided continue parameter is too old to display a "
                                              "consistent list result. You can start a new list without "
                                              "the continue parameter.")

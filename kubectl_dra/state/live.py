@@ -10,6 +10,7 @@ says what could not be read and what to check.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 import threading
@@ -193,6 +194,8 @@ class _Client:
     def _transport_error(self, exc: BaseException, what: str) -> ClusterAccessError:
         import urllib3
 
+        if isinstance(exc, urllib3.exceptions.NewConnectionError):  # a subclass of the timeout errors
+            return ClusterAccessError(f"cannot connect to {self.host} ({what}): {_first_line(str(exc))}")
         if isinstance(exc, (urllib3.exceptions.TimeoutError, TimeoutError)):
             return ClusterAccessError(
                 f"timed out after {self.timeout:g}s waiting for {self.host} ({what}); "
@@ -360,6 +363,8 @@ def load_live_state(kubeconfig: str | None = None, context: str | None = None, t
     ``progress`` (default: stderr is a terminal) shows a line on stderr while long lists load.
     """
     cfg = _configuration(kubeconfig, context)
+    # urllib3 logs each retry as a warning; our error message says it once, for people
+    logging.getLogger("urllib3.connectionpool").setLevel(logging.ERROR)
     client = _Client(cfg, timeout)
     bar = _Progress(sys.stderr.isatty() if progress is None else progress)
     warnings: list[str] = []
