@@ -220,6 +220,8 @@ class Quantity:
                  text: str | None = None) -> None:
         """Value ``mantissa * 10**exponent`` in format ``fmt``; ``text`` is a verbatim string
         upstream would echo (only the parser sets it)."""
+        if isinstance(mantissa, bool) or not isinstance(mantissa, int):
+            raise QuantityError(f"quantity mantissa must be an integer, got {mantissa!r}")
         _check_size(mantissa)
         m, e = _normalize(int(mantissa), int(exponent))
         object.__setattr__(self, "_m", m)
