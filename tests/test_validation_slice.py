@@ -1,0 +1,276 @@
+"""ResourceSlice strategy and validation beyond the conformance scenarios: update rules, path
+rendering of long keys, limits, gated-field dropping and the newest fields."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from kubectl_dra.validation.field import (
+    DUPLICATE,
+    FORBIDDEN,
+    INVALID,
+    REQUIRED,
+    TOO_MANY,
+    FieldError,
+)
+from kubectl_dra.validation.resourceslice import (
+    prepare_resource_slice,
+    validate_resource_slice,
+    warnings_resource_slice,
+)
+
+ALL = (
+    "DRADeviceTaints", "DRAPartitionableDevices", "DRADeviceBindingConditions", "DRAResourceClaimDeviceStatus",
+    "DRAConsumableCapacity", "DRAListTypeAttributes", "DRAOptionalNodeOperations", "DRADeviceCompatibilityGroups",
+    "DRANodeAllocatableResources", "DRAFractionalCapacityRange", "DRAResourcePoolStatus",
+)
+
+
+class Gates:
+    def __init__(self, *on: str) -> None:
+        self.on = set(on)
+
+    def enabled(self, name: str) -> bool:
+        return name in self.on
+
+
+def slice_(*devices: dict[str, Any], **spec: Any) -> dict[str, Any]:
+    """A valid slice on node-1 with the given devices and extra spec fields."""
+    body: dict[str, Any] = {
+        "driver": "dra.example.com",
+        "pool": {"name": "pool", "generation": 1, "resourceSliceCount": 1},
+        "nodeName": "node-1",
+    }
+    if devices:
+        body["devices"] = list(devices)
+    body.update(spec)
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s"}, "spec": body}
+
+
+def run(obj: dict[str, Any], old: dict[str, Any] | None = None, gates: Any = None) -> tuple[dict, list[FieldError]]:
+    """Prepare a copy, then validate it, as the API server does."""
+    gates = gates if gates is not None else Gates(*ALL)
+    new = copy.deepcopy(obj)
+    result = prepare_resource_slice(new, copy.deepcopy(old), gates)
+    assert result[0] is new
+    return new, validate_resource_slice(new, old, gates)
+
+
+def kinds(errs: list[FieldError]) -> set[tuple[str, str]]:
+    return {(e.type, e.field) for e in errs}
+
+
+def test_minimal_slice_is_valid() -> None:
+    assert run(slice_({"name": "d"}))[1] == []
+
+
+# ---------------------------------------------------------------------------
+# Update rules
+
+
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        (lambda s: s["metadata"].update(name="other"), "metadata.name"),
+        (lambda s: s["spec"].update(driver="other.example.com"), "spec.driver"),
+        (lambda s: s["spec"]["pool"].update(name="other"), "spec.pool.name"),
+        (lambda s: s["spec"].update(nodeName="node-2"), "spec.nodeName"),
+    ],
+)
+def test_immutable_fields(change: Any, field: str) -> None:
+    old = slice_({"name": "d"})
+    new = copy.deepcopy(old)
+    change(new)
+    assert kinds(run(new, old)[1]) == {(INVALID, field)}
+
+
+def test_node_name_unset_to_set_is_immutable_but_selector_is_not() -> None:
+    old = slice_({"name": "d"})
+    del old["spec"]["nodeName"]
+    old["spec"]["allNodes"] = True
+    new = copy.deepcopy(old)
+    new["spec"]["allNodes"] = None
+    new["spec"]["nodeSelector"] = {"nodeSelectorTerms": [{"matchExpressions": [{"key": "k", "operator": "Exists"}]}]}
+    assert run(new, old)[1] == []
+
+
+def test_unchanged_taints_are_not_revalidated_but_changed_ones_are() -> None:
+    bad = {"name": "d", "taints": [{"key": "k", "effect": "Bogus"}]}
+    old = slice_(bad)
+    assert run(old, old)[1] == []
+    new = copy.deepcopy(old)
+    new["spec"]["devices"][0]["taints"].append({"key": "k2", "effect": "NoSchedule"})
+    assert kinds(run(new, old)[1]) == {("FieldValueNotSupported", "spec.devices[0].taints[0].effect")}
+
+
+def test_unchanged_capacity_with_bad_key_is_accepted_on_update() -> None:
+    old = slice_({"name": "d", "capacity": {"bad-name": {"value": "1"}}})
+    assert kinds(run(old)[1]) == {(INVALID, "spec.devices[0].capacity")}
+    assert run(old, old)[1] == []
+    # a renamed device is a new device: its capacity is checked
+    new = copy.deepcopy(old)
+    new["spec"]["devices"][0]["name"] = "e"
+    assert kinds(run(new, old)[1]) == {(INVALID, "spec.devices[0].capacity")}
+
+
+# ---------------------------------------------------------------------------
+# Paths, limits
+
+
+def test_long_attribute_key_is_middle_truncated_in_value_paths() -> None:
+    domain = "d" * 63
+    key = f"{domain}/{'a' * 32}"  # 96 chars: not truncated
+    long_key = f"{domain}/{'a' * 40}"  # 104 chars: key error on the map, value error under a truncated key
+    device = {"name": "d", "attributes": {key: {}, long_key: {}}}
+    errs = run(slice_(device))[1]
+    shortened = long_key[:47] + "..." + long_key[-46:]
+    assert kinds(errs) == {
+        (INVALID, f"spec.devices[0].attributes[{key}]"),
+        (INVALID, f"spec.devices[0].attributes[{shortened}]"),
+        ("FieldValueTooLong", "spec.devices[0].attributes"),
+    }
+
+
+def test_attribute_and_capacity_limits() -> None:
+    attrs = {f"a{i}": {"int": i} for i in range(20)}
+    caps = {f"c{i}": {"value": "1"} for i in range(13)}
+    errs = run(slice_({"name": "d", "attributes": attrs, "capacity": caps}))[1]
+    assert kinds(errs) == {(INVALID, "spec.devices[0]")}
+    lists = {f"l{i}": {"ints": list(range(7))} for i in range(7)}  # 49 values
+    errs = run(slice_({"name": "d", "attributes": lists}))[1]
+    assert kinds(errs) == {(INVALID, "spec.devices[0]")}
+
+
+def test_too_many_devices_short_circuits_duplicates() -> None:
+    devices = [{"name": "same"} for _ in range(129)]
+    assert kinds(run(slice_(*devices))[1]) == {(TOO_MANY, "spec.devices")}
+    assert kinds(run(slice_(*devices[:3]))[1]) == {(DUPLICATE, "spec.devices[1]"), (DUPLICATE, "spec.devices[2]")}
+
+
+def test_devices_with_taints_lower_the_limit() -> None:
+    devices = [{"name": f"d{i}"} for i in range(65)]
+    assert run(slice_(*devices))[1] == []
+    devices[64]["taints"] = [{"key": "k", "effect": "NoSchedule"}]
+    assert kinds(run(slice_(*devices))[1]) == {(TOO_MANY, "spec.devices")}
+    # with the gate off the taints are dropped first, so the limit stays 128
+    assert run(slice_(*devices), gates=Gates())[1] == []
+
+
+def test_long_counter_name_path() -> None:
+    name = "c" * 70
+    spec_counters = [{"name": "set", "counters": {name: {"value": "1"}}}]
+    errs = run(slice_(sharedCounters=spec_counters))[1]
+    assert kinds(errs) == {(INVALID, "spec.sharedCounters[0].counters")}
+
+
+def test_request_policy_compares_quantities_by_value() -> None:
+    device = {
+        "name": "d",
+        "allowMultipleAllocations": True,
+        "capacity": {"mem": {"value": "1Ki", "requestPolicy": {"default": "512", "validValues": ["512", "1Ki"]}}},
+    }
+    assert run(slice_(device))[1] == []
+    device["capacity"]["mem"]["requestPolicy"]["validValues"] = ["512", "1024", "1Ki"]
+    errs = run(slice_(device))[1]
+    assert kinds(errs) == {(DUPLICATE, "spec.devices[0].capacity[mem].requestPolicy.validValues[2]")}
+
+
+def test_request_policy_without_allow_multiple_is_forbidden() -> None:
+    device = {"name": "d", "capacity": {"mem": {"value": "1", "requestPolicy": {"default": "1"}}}}
+    assert kinds(run(slice_(device))[1]) == {(FORBIDDEN, "spec.devices[0].capacity[mem].requestPolicy")}
+
+
+# ---------------------------------------------------------------------------
+# Strategy
+
+
+def test_namespace_cleared_and_generation_untouched() -> None:
+    obj = slice_({"name": "d"})
+    obj["metadata"]["namespace"] = "default"
+    new, errs = run(obj)
+    assert errs == [] and "namespace" not in new["metadata"] and "generation" not in new["metadata"]
+
+
+def test_gate_off_drops_only_when_old_does_not_use_feature() -> None:
+    device = {"name": "d", "consumesCounters": [{"counterSet": "s", "counters": {"c": {"value": "1"}}}]}
+    new, _ = run(slice_(copy.deepcopy(device)), gates=Gates())
+    assert "consumesCounters" not in new["spec"]["devices"][0]
+    old = slice_({"name": "d0", "allNodes": None})  # a null field is not "in use"
+    new, _ = run(slice_(copy.deepcopy(device)), old, gates=Gates())
+    assert "consumesCounters" not in new["spec"]["devices"][0]
+    old = slice_({"name": "d0"}, perDeviceNodeSelection=False)  # present, even false, is in use
+    del old["spec"]["nodeName"]
+    new, _ = run(slice_(copy.deepcopy(device)), old, gates=Gates())
+    assert new["spec"]["devices"][0]["consumesCounters"] == device["consumesCounters"]
+
+
+def test_binding_conditions_need_both_gates() -> None:
+    device = {"name": "d", "bindingConditions": ["a"], "bindingFailureConditions": ["b"], "bindsToNode": True}
+    new, _ = run(slice_(copy.deepcopy(device)), gates=Gates("DRADeviceBindingConditions"))
+    assert new["spec"]["devices"][0] == {"name": "d"}
+    new, _ = run(
+        slice_(copy.deepcopy(device)), gates=Gates("DRADeviceBindingConditions", "DRAResourceClaimDeviceStatus")
+    )
+    assert new["spec"]["devices"][0] == device
+
+
+def test_list_attributes_dropped_leave_attribute_without_value() -> None:
+    device = {"name": "d", "attributes": {"models": {"strings": ["a"]}}}
+    new, errs = run(slice_(device), gates=Gates())
+    assert new["spec"]["devices"][0]["attributes"] == {"models": {}}
+    assert kinds(errs) == {(INVALID, "spec.devices[0].attributes[models]")}
+
+
+def test_skip_node_operations_and_node_allocatable_dropped_when_off() -> None:
+    obj = slice_(
+        {"name": "d", "nodeAllocatableResources": {"cpu": {"overhead": {"perPod": "1"}}}},
+        skipNodeOperations=["Bogus"],
+    )
+    new, errs = run(obj, gates=Gates())
+    assert errs == [] and "skipNodeOperations" not in new["spec"]
+    assert "nodeAllocatableResources" not in new["spec"]["devices"][0]
+
+
+def test_uppercase_driver_warns_but_is_valid() -> None:
+    obj = slice_({"name": "d"})
+    obj["spec"]["driver"] = "DRA.Example.com"
+    _, errs = run(obj)
+    assert errs == []
+    assert warnings_resource_slice(obj) and "lowercase" in warnings_resource_slice(obj)[0]
+    assert prepare_resource_slice(copy.deepcopy(obj), None, Gates())[1] == warnings_resource_slice(obj)
+
+
+# ---------------------------------------------------------------------------
+# Newest fields (no conformance scenarios)
+
+
+def test_node_allocatable_resources() -> None:
+    device = {
+        "name": "d",
+        "capacity": {"mem": {"value": "1Gi"}},
+        "nodeAllocatableResources": {
+            "memory": {"mapping": {"capacityKey": "mem", "capacityMultiplier": "1"}},
+            "cpu": {"overhead": {"perPod": "100m"}},
+            "ephemeral-storage": {},
+            "hugepages-2Mi": {"mapping": {"capacityKey": "missing", "capacityMultiplier": "0"}},
+        },
+    }
+    p = "spec.devices[0].nodeAllocatableResources"
+    assert kinds(run(slice_(device))[1]) == {
+        (INVALID, f"{p}[ephemeral-storage]"),
+        (REQUIRED, f"{p}[ephemeral-storage]"),
+        ("FieldValueNotFound", f"{p}[hugepages-2Mi].mapping.capacityKey"),
+        (INVALID, f"{p}[hugepages-2Mi].mapping.capacityMultiplier"),
+    }
+
+
+def test_partition_type_attribute() -> None:
+    consuming = {"name": "p", "consumesCounters": [{"counterSet": "s", "counters": {"c": {"value": "1"}}}]}
+    tagged = dict(consuming, name="q", attributes={"type": {"string": "mig"}})
+    obj = slice_(tagged, consuming, partitionTypeAttribute="dra.example.com/type")
+    assert kinds(run(obj)[1]) == {(REQUIRED, "spec.devices[1].attributes[dra.example.com/type]")}
+    obj = slice_({"name": "plain"}, partitionTypeAttribute="dra.example.com/type")
+    assert kinds(run(obj)[1]) == {(INVALID, "spec.partitionTypeAttribute")}
