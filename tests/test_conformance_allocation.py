@@ -39,16 +39,17 @@ def scenario_id(scenario: dict[str, Any]) -> str:
 
 
 def dra_gates() -> list[str]:
-    """Names of every DRA feature gate kubectl-dra knows."""
-    from kubectl_dra.gates import DRA_GATES
+    """Names of every DRA feature gate kubectl-dra knows, except the base gate
+    DynamicResourceAllocation (DRA itself stays on: features: [] means GA behaviour)."""
+    from kubectl_dra.gates import BASE_GATE, DRA_GATES
 
-    return sorted(DRA_GATES)
+    return sorted(g for g in DRA_GATES if g != BASE_GATE)
 
 
 def gates_flag(scenario: dict[str, Any]) -> str:
     """``--feature-gates``: every DRA gate false except the scenario's features."""
     features = set(scenario.get("features") or [])
-    unknown = features - set(dra_gates())
+    unknown = features - set(dra_gates())  # a typo must not silently test nothing
     assert not unknown, f"{scenario['name']}: scenario uses gates kubectl-dra does not know: {sorted(unknown)}"
     return ",".join(f"{g}={'true' if g in features else 'false'}" for g in dra_gates())
 

@@ -97,26 +97,29 @@ def test_node_option_limits_and_orders() -> None:
     assert code == 1
 
 
-def test_partitions_and_compatibility_groups() -> None:
-    target = str(CLAIMS / "05-prioritized-list.yaml")
-    _, doc = preview_json("-f", target)
-    node2 = by_node(doc)["gpu-node-2"]
-    assert node2["status"] == "Allocated"
-    results = node2["allocations"][0]["allocation"]["devices"]["results"]
-    assert [(r["request"], r["device"]) for r in results] == [
-        ("accel/halves", "gpu-0-mig-3g-40gb-0"), ("accel/halves", "gpu-1-mig-3g-40gb-0")]
-    assert devices(by_node(doc)["gpu-node-1"]) == ["gpu-1"]
-    # a MIG slice cannot join gpu-1, which serves a vGPU, once compatibility groups are on
-    _, strict = preview_json("-f", target, gates=GATES.replace("DRADeviceCompatibilityGroups=false",
-                                                               "DRADeviceCompatibilityGroups=true"))
-    assert by_node(strict)["gpu-node-2"]["status"] == "Unschedulable"
+def test_prioritized_list_first_choice() -> None:
+    _, doc = preview_json("-f", str(CLAIMS / "05-prioritized-list.yaml"),
+                          gates=GATES.replace("DRADeviceCompatibilityGroups=false", "DRADeviceCompatibilityGroups=true"))
+    nodes = by_node(doc)
+    results = nodes["gpu-node-3"]["allocations"][0]["allocation"]["devices"]["results"]
+    assert [(r["request"], r["device"]) for r in results] == [("accel/whole", "gpu-0")]
+    # gpu-node-2: one 3g slice fits on gpu-0; gpu-1 serves a vGPU, which MIG may not join
+    assert nodes["gpu-node-2"]["status"] == "Unschedulable"
 
 
-def test_mig_template_by_name_from_file() -> None:
+def test_mig_template_and_compatibility_groups() -> None:
     code, doc = preview_json("-f", str(CLAIMS / "02-mig-slices.yaml"))
     assert code == 0
     assert doc["claims"] == [{"namespace": "ml-team", "name": "two-mig-slices-preview"}]
-    assert devices(by_node(doc)["gpu-node-2"]) == ["gpu-0-mig-1g-10gb-1", "gpu-0-mig-1g-10gb-2"]
+    nodes = by_node(doc)
+    # gpu-0 of gpu-node-1 is used whole: its partitions have no counters left
+    assert devices(nodes["gpu-node-1"]) == ["gpu-1-mig-1g-10gb-0", "gpu-1-mig-1g-10gb-1"]
+    # gpu-node-2's pool declares compatibility groups: unusable without the gate
+    assert nodes["gpu-node-2"]["status"] == "Unschedulable"
+    _, strict = preview_json("-f", str(CLAIMS / "02-mig-slices.yaml"),
+                             gates=GATES.replace("DRADeviceCompatibilityGroups=false",
+                                                 "DRADeviceCompatibilityGroups=true"))
+    assert devices(by_node(strict)["gpu-node-2"]) == ["gpu-0-mig-1g-10gb-1", "gpu-0-mig-1g-10gb-2"]
 
 
 def test_pod_with_node_selector_and_aligned_devices() -> None:
