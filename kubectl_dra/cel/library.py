@@ -189,6 +189,33 @@ def _mul_int(a: Any, b: int) -> Any:
     return quantity_msg_from_value(quantity_value(a) * b)
 
 
+def _round_half_up(value: Fraction, digits: int) -> Fraction:
+    """Round to ``digits`` decimal places, halves away from zero."""
+    scale = 10**digits
+    scaled = abs(value) * scale
+    whole = int(scaled)
+    if scaled - whole >= Fraction(1, 2):
+        whole += 1
+    return Fraction(whole if value >= 0 else -whole, scale)
+
+
+def _div_round(a: Any, d: int, digits: int = 4) -> Any:
+    """Quantity / int rounded to ``digits`` decimals (div)."""
+    if d == 0:
+        raise LibraryError("division by zero error")
+    if not 0 <= digits <= 10:
+        raise LibraryError(f"the valid range for roundVal is 0 to 10 but {digits} was passed")
+    return quantity_msg_from_value(_round_half_up(quantity_value(a) / d, digits))
+
+
+def _div_int(a: Any, d: int) -> Any:
+    """Quantity / int truncated to an integer (divInt)."""
+    if d == 0:
+        raise LibraryError("division by zero error")
+    q = quantity_value(a) / d
+    return quantity_msg_from_value(Fraction(int(q)))
+
+
 # --- semver ------------------------------------------------------------------------
 
 
@@ -295,6 +322,10 @@ def function_decls(*, includes: bool, runtime: bool) -> list[Any]:
             _ov("quantity_sub", QT, [QT, QT], True, _sub),
             _ov("quantity_sub_int", QT, [QT, T.INT], True, _sub_int)]),
         cel.FunctionDecl("mul", [_ov("quantity_multiply_int", QT, [QT, T.INT], True, _mul_int)]),
+        cel.FunctionDecl("div", [
+            _ov("quantity_divide_int_default_rounding", QT, [QT, T.INT], True, _div_round),
+            _ov("quantity_divide_int_round", QT, [QT, T.INT, T.INT], True, _div_round)]),
+        cel.FunctionDecl("divInt", [_ov("quantity_divide_int", QT, [QT, T.INT], True, _div_int)]),
         cel.FunctionDecl("semver", [
             _ov("string_to_semver", ST, [T.STRING], impl=_semver),
             _ov("string_bool_to_semver", ST, [T.STRING, T.BOOL], impl=_semver)]),
