@@ -22,16 +22,12 @@ import yaml
 from click.testing import CliRunner
 
 from kubectl_dra.cli.main import cli
+from tests.conformance_compare import check_shareids_unique, claim_ref, compare_allocations, load_scenario
 from tests.conftest import REPO, scenario_files
 
 SCENARIO_FILES = scenario_files("allocation")
-
-
-def load(path: Path) -> dict[str, Any]:
-    return yaml.safe_load(path.read_text(encoding="utf-8"))
-
-
-SCENARIOS = [load(p) for p in SCENARIO_FILES]
+LOADED = {p.stem: load_scenario(p) for p in SCENARIO_FILES}
+SCENARIOS = [LOADED[p.stem].raw for p in SCENARIO_FILES]
 
 
 def scenario_id(scenario: dict[str, Any]) -> str:
@@ -54,20 +50,10 @@ def gates_flag(scenario: dict[str, Any]) -> str:
     return ",".join(f"{g}={'true' if g in features else 'false'}" for g in dra_gates())
 
 
-def node_object(scenario: dict[str, Any]) -> dict[str, Any]:
-    """The Node the scenario allocates for: name, labels and status.declaredFeatures."""
-    spec = scenario["node"]
-    node: dict[str, Any] = {"apiVersion": "v1", "kind": "Node",
-                            "metadata": {"name": spec["name"], "labels": dict(spec.get("labels") or {})}}
-    if spec.get("declaredFeatures") is not None:
-        node["status"] = {"declaredFeatures": list(spec["declaredFeatures"])}
-    return node
-
-
 def write_state(scenario: dict[str, Any], directory: Path) -> Path:
     """The scenario's objects and Node as one multi-document YAML file."""
     path = directory / "state.yaml"
-    docs = [*(scenario.get("objects") or []), node_object(scenario)]
+    docs = [*(scenario.get("objects") or []), LOADED[scenario["name"]].node]
     path.write_text(yaml.safe_dump_all(docs, sort_keys=False), encoding="utf-8")
     return path
 
@@ -76,8 +62,8 @@ def claim_targets(scenario: dict[str, Any]) -> list[str]:
     """``allocate`` entries as preview targets (``claim/NS/NAME``)."""
     targets = []
     for entry in scenario.get("allocate") or []:
-        ns, _, name = str(entry).rpartition("/")
-        targets.append(f"claim/{ns or 'default'}/{name}")
+        ns, name = claim_ref(str(entry))
+        targets.append(f"claim/{ns}/{name}")
     return targets
 
 
@@ -94,8 +80,6 @@ def node_entry(document: dict[str, Any], node: str) -> dict[str, Any]:
 
 def check(scenario: dict[str, Any], code: int, document: dict[str, Any]) -> None:
     """The node's entry (and the exit code) against ``expect``."""
-    from tests.conformance_compare import compare_allocations
-
     name = scenario["name"]
     expect = scenario["expect"]
     assert document["apiVersion"] == "kubectl-dra/v1" and document["kind"] == "Preview"
@@ -113,8 +97,9 @@ def check(scenario: dict[str, Any], code: int, document: dict[str, Any]) -> None
         assert code == 0
         refs = [{"namespace": a["namespace"], "name": a["name"]} for a in entry["allocations"]]
         assert refs == document["claims"], f"{name}: one allocation per claim, in order"
-        compare_allocations(expect["allocations"], [a["allocation"] for a in entry["allocations"]],
-                            claims=[a["name"] for a in entry["allocations"]], scenario=name)
+        actual = [a["allocation"] for a in entry["allocations"]]
+        problems = compare_allocations(expect["allocations"], actual) + check_shareids_unique(actual)
+        assert not problems, f"{name}:\n  " + "\n  ".join(problems)
 
 
 def run_in_process(scenario: dict[str, Any], tmp_path: Path) -> tuple[int, dict[str, Any], str]:
