@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from kubectl_dra.quantity import Quantity, QuantityError
 from kubectl_dra.validation.field import (
@@ -281,8 +281,11 @@ def is_semver(value: str) -> bool:
 
 
 def gate_enabled(gates: Any, name: str) -> bool:
-    """Whether feature gate ``name`` is on; ``gates`` is anything with ``enabled(name)`` (None: all off)."""
+    """Whether feature gate ``name`` is on; ``gates`` is anything with ``enabled(name)`` (None: all off).
+    A gate that a mapping of gates does not list (e.g. one newer than its release table) is off."""
     if gates is None:
+        return False
+    if isinstance(gates, Mapping) and name not in gates:
         return False
     return bool(gates.enabled(name))
 
