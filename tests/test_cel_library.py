@@ -149,3 +149,51 @@ def test_semver_values_and_errors():
 ])
 def test_extensions_available(expression, expected):
     assert run(expression) == expected
+
+
+# --- native comparisons (rewritten to int64 field compares) agree with the library ------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_SUFFIXES = ["", "n", "u", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"]
+_quantities = st.builds(
+    lambda sign, whole, frac, suffix: f"{sign}{whole}{'.' + frac if frac else ''}{suffix}",
+    st.sampled_from(["", "-", "+"]),
+    st.integers(min_value=0, max_value=10**20),
+    st.sampled_from(["", "5", "25", "000000001", "1234567891"]),
+    st.sampled_from(_SUFFIXES),
+)
+_COMPARE = compile_expression(
+    'device.capacity["d.example.com"].a.compareTo(device.capacity["d.example.com"].b)', result="any")
+_GREATER = compile_expression(
+    'device.capacity["d.example.com"].a.isGreaterThan(device.capacity["d.example.com"].b)')
+_EQUAL = compile_expression('device.capacity["d.example.com"].a == device.capacity["d.example.com"].b')
+
+
+@settings(max_examples=150, deadline=None)
+@given(_quantities, _quantities)
+def test_native_quantity_compare_matches_library(a, b):
+    qa, qb = Quantity.parse(a), Quantity.parse(b)
+    dev = make_device_input("d.example.com", {"name": "d", "capacity": {"a": {"value": a}, "b": {"value": b}}})
+    expected = (qa.value > qb.value) - (qa.value < qb.value)
+    assert _COMPARE.evaluate(dev) == expected
+    assert _GREATER.matches(dev) is (expected == 1)
+    assert _EQUAL.matches(dev) is (expected == 0)
+
+
+_versions = st.builds(
+    lambda ma, mi, pa, pre: f"{ma}.{mi}.{pa}{pre}",
+    st.integers(0, 2**64 - 1) | st.integers(0, 3), st.integers(0, 3), st.integers(0, 3),
+    st.sampled_from(["", "-alpha", "-alpha.1", "-1", "-beta"]),
+)
+_VCOMPARE = compile_expression(
+    'device.attributes["d.example.com"].a.compareTo(device.attributes["d.example.com"].b)', result="any")
+
+
+@settings(max_examples=150, deadline=None)
+@given(_versions, _versions)
+def test_native_semver_compare_matches_library(a, b):
+    va, vb = Version.parse(a), Version.parse(b)
+    dev = make_device_input("d.example.com", {"name": "d", "attributes": {"a": {"version": a}, "b": {"version": b}}})
+    assert _VCOMPARE.evaluate(dev) == va.compare(vb)

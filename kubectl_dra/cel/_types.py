@@ -45,11 +45,23 @@ def _build_file() -> descriptor_pb2.FileDescriptorProto:
     fdp = descriptor_pb2.FileDescriptorProto(
         name="kubectl_dra/cel/kubernetes_types.proto", package=PACKAGE, syntax="proto3",
         dependency=["google/protobuf/struct.proto"])
+    # Every field is a function of the value, so message equality stays value equality.
+    # (u, s) is exact; (x, i, n) lets rewritten comparisons run natively when the value
+    # is exactly i + n/1e9 with i an int64 (x=True).
     quantity = fdp.message_type.add(name="Quantity")
     quantity.field.add(name="u", number=1, type=_STRING, label=_OPTIONAL)  # unscaled digits
     quantity.field.add(name="s", number=2, type=_INT64, label=_OPTIONAL)   # decimal exponent
+    quantity.field.add(name="x", number=3, type=_BOOL, label=_OPTIONAL)    # i/n are exact
+    quantity.field.add(name="i", number=4, type=_INT64, label=_OPTIONAL)   # floor(value)
+    quantity.field.add(name="n", number=5, type=_INT64, label=_OPTIONAL)   # nanos above floor
+    # v is the version without build metadata; (x, ma, mi, pa) allow native comparison
+    # when there is no pre-release part and the numbers fit int64 (x=True).
     semver = fdp.message_type.add(name="Semver")
-    semver.field.add(name="v", number=1, type=_STRING, label=_OPTIONAL)    # version w/o build
+    semver.field.add(name="v", number=1, type=_STRING, label=_OPTIONAL)
+    semver.field.add(name="x", number=2, type=_BOOL, label=_OPTIONAL)
+    semver.field.add(name="ma", number=3, type=_INT64, label=_OPTIONAL)
+    semver.field.add(name="mi", number=4, type=_INT64, label=_OPTIONAL)
+    semver.field.add(name="pa", number=5, type=_INT64, label=_OPTIONAL)
     for type_name, multi in ((DEVICE_TYPE, True), (DEVICE_TYPE_NO_MULTI, False)):
         device = fdp.message_type.add(name=type_name.split(".", 1)[1])
         device.field.add(name="driver", number=1, type=_STRING, label=_OPTIONAL)
@@ -100,10 +112,33 @@ def canonical_decimal(value: Fraction) -> tuple[str, int]:
     return str(unscaled), exp
 
 
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def make_quantity_msg(u: str, s: int) -> Any:
+    """The Quantity message for canonical (unscaled, exponent), with its native-compare fields."""
+    if "/" in u or s < -9:
+        return QuantityMsg(u=u, s=s)
+    nanos = int(u) * 10 ** (s + 9)
+    whole, frac = divmod(nanos, 10**9)
+    if not _INT64_MIN <= whole <= _INT64_MAX:
+        return QuantityMsg(u=u, s=s)
+    return QuantityMsg(u=u, s=s, x=True, i=whole, n=frac)
+
+
 def quantity_msg_from_value(value: Fraction) -> Any:
     """Build the canonical Quantity message for a numeric value."""
     u, s = canonical_decimal(value)
-    return QuantityMsg(u=u, s=s)
+    return make_quantity_msg(u, s)
+
+
+def make_semver_msg(version: Any) -> Any:
+    """The Semver message of a kubectl_dra.semver.Version."""
+    text = str(version).split("+", 1)[0]
+    numbers = (version.major, version.minor, version.patch)
+    if version.pre or any(n > _INT64_MAX for n in numbers):
+        return SemverMsg(v=text)
+    return SemverMsg(v=text, x=True, ma=numbers[0], mi=numbers[1], pa=numbers[2])
 
 
 @lru_cache(maxsize=4096)

@@ -8,11 +8,12 @@ evaluated against it then fails with that error, as upstream's ``DeviceMatches``
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Mapping
 
-from kubectl_dra.cel._types import SemverMsg
+from kubectl_dra.cel._types import make_semver_msg
 from kubectl_dra.cel.environment import DEVICE_VAR, runtime_env
-from kubectl_dra.cel.library import quantity_msg, semver_canonical
+from kubectl_dra.cel.library import quantity_msg
 
 _SCALAR_KINDS = ("int", "bool", "string", "version")
 _LIST_KINDS = ("ints", "bools", "strings", "versions")
@@ -51,16 +52,25 @@ def _split_name(name: str, driver: str) -> tuple[str, str]:
     return (domain, ident) if sep else (driver, name)
 
 
+@lru_cache(maxsize=8192)
 def _semver_msg(text: Any) -> Any:
-    """Parse a version attribute (strict semver) into a Semver message."""
+    """Parse a version attribute (strict semver) into a Semver message (cached)."""
     from kubectl_dra.semver import Version
 
-    return SemverMsg(v=semver_canonical(Version.parse(text)))
+    return make_semver_msg(Version.parse(text))
+
+
+@lru_cache(maxsize=8192)
+def _capacity_msg(raw: Any) -> Any:
+    """Decode a capacity value as the API server does into a Quantity message (cached)."""
+    from kubectl_dra.quantity import Quantity
+
+    return quantity_msg(Quantity.from_json(raw))
 
 
 def _attribute_value(attr: Mapping[str, Any]) -> Any:
     """The CEL value of one DeviceAttribute (lists first, as upstream)."""
-    if not isinstance(attr, Mapping):
+    if not isinstance(attr, dict) and not isinstance(attr, Mapping):
         raise ValueError("unsupported attribute value")
     for kind in _LIST_KINDS:
         if attr.get(kind) is not None:
@@ -77,8 +87,6 @@ def _attribute_value(attr: Mapping[str, Any]) -> Any:
 
 def _convert(driver: str, device: Mapping[str, Any]) -> dict[str, Any]:
     """Build the ``device`` variable; raises ValueError/DraError with upstream-like text."""
-    from kubectl_dra.quantity import Quantity
-
     attributes: dict[str, dict[str, Any]] = {}
     for name, attr in (device.get("attributes") or {}).items():
         try:
@@ -92,9 +100,9 @@ def _convert(driver: str, device: Mapping[str, Any]) -> dict[str, Any]:
         attributes.setdefault(domain, {})[ident] = value
     capacity: dict[str, dict[str, Any]] = {}
     for name, cap in (device.get("capacity") or {}).items():
-        raw = cap.get("value") if isinstance(cap, Mapping) else None
+        raw = cap.get("value") if isinstance(cap, dict) or isinstance(cap, Mapping) else None
         try:
-            msg = quantity_msg(Quantity.from_json(raw))
+            msg = _capacity_msg(raw if isinstance(raw, (str, int, float, type(None))) else str(raw))
         except Exception as err:  # noqa: BLE001
             raise ValueError(f"capacity {name}: {err}") from None
         domain, ident = _split_name(name, driver)
@@ -109,7 +117,7 @@ def _convert(driver: str, device: Mapping[str, Any]) -> dict[str, Any]:
 
 def make_device_input(driver: str, device: Mapping[str, Any]) -> DeviceInput:
     """Convert one ResourceSlice device (API dict) for evaluation; never raises."""
-    name = str(device.get("name", "")) if isinstance(device, Mapping) else ""
+    name = str(device.get("name", "")) if isinstance(device, (dict, Mapping)) else ""
     try:
         return DeviceInput(driver, name, _convert(driver or "", device), None)
     except Exception as err:  # noqa: BLE001 - reported when an expression is evaluated

@@ -18,7 +18,12 @@ from typing import Any, Callable
 from cel_expr_python import cel
 
 from kubectl_dra.cel import _types
-from kubectl_dra.cel._types import QuantityMsg, SemverMsg, quantity_msg_from_value, quantity_value
+from kubectl_dra.cel._types import (
+    make_quantity_msg,
+    make_semver_msg,
+    quantity_msg_from_value,
+    quantity_value,
+)
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
@@ -27,6 +32,8 @@ ST = cel.Type(_types.SEMVER_TYPE)
 T = cel.Type
 #: name of the runtime-only helper that turns a string into an evaluation error
 FAIL_FUNCTION = "__dra_fail"
+#: name of the runtime-only three-way comparison used when a native comparison cannot be
+COMPARE_FUNCTION = "__dra_compare"
 
 
 class LibraryError(Exception):
@@ -56,7 +63,7 @@ def quantity_msg(quantity: Any) -> Any:
     key = (str(mantissa), exponent)
     if len(_SEEN_QUANTITIES) < 65536:
         _SEEN_QUANTITIES.setdefault(key, quantity)
-    return QuantityMsg(u=key[0], s=exponent)
+    return make_quantity_msg(key[0], exponent)
 
 
 def quantity_from_msg(msg: Any) -> Any:
@@ -82,7 +89,7 @@ def parse_semver_msg(text: str, normalize: bool = False) -> Any:
     from kubectl_dra.semver import Version
 
     version = Version.parse_normalized(text) if normalize else Version.parse(text)
-    return SemverMsg(v=semver_canonical(version))
+    return make_semver_msg(version)
 
 
 @lru_cache(maxsize=4096)
@@ -348,4 +355,7 @@ def function_decls(*, includes: bool, runtime: bool) -> list[Any]:
     if runtime:
         decls.append(cel.FunctionDecl(FAIL_FUNCTION, [
             _ov("dra_fail_string", T.DYN, [T.STRING], impl=_fail)]))
+        decls.append(cel.FunctionDecl(COMPARE_FUNCTION, [
+            _ov("dra_compare_quantity", T.INT, [QT, QT], impl=_compare),
+            _ov("dra_compare_semver", T.INT, [ST, ST])]))
     return decls

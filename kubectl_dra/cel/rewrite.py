@@ -14,6 +14,9 @@ the runtime environment loads. Rewrites:
   (``got 'types.Int', expected iterable type``) instead of with cel-cpp's text.
 * ``quantity("lit")`` / ``semver("lit"[, b])`` with valid literals are folded
   into message literals, so evaluation does not call into Python.
+* ``compareTo`` / ``isGreaterThan`` / ``isLessThan`` on quantities and versions
+  compare the messages' int64 fields natively (falling back to the Python
+  library only for values those fields cannot hold exactly).
 """
 
 from __future__ import annotations
@@ -22,13 +25,19 @@ from typing import Any, Iterator
 
 from kubectl_dra.cel import _types
 from kubectl_dra.cel._proto import checked_pb2, syntax_pb2
-from kubectl_dra.cel.library import FAIL_FUNCTION, parse_quantity_msg, parse_semver_msg
+from kubectl_dra.cel.library import (
+    COMPARE_FUNCTION,
+    FAIL_FUNCTION,
+    parse_quantity_msg,
+    parse_semver_msg,
+)
 
 #: upstream's resourceapi.ResourceSliceMaxAttributeValuesPerDevice
 INCLUDES_MAX_ITEMS = 48
 INCLUDES_TOO_LONG = (
     f"'includes' function cannot be applied to lists longer than {INCLUDES_MAX_ITEMS} values")
 _DEFAULTING_FIELDS = ("attributes", "capacity")
+_COMPARISONS = ("compareTo", "isGreaterThan", "isLessThan")
 
 # cel-go's type names in "got '<type>', expected iterable type"
 _ITERABLE_TYPE_NAMES = (
@@ -126,6 +135,11 @@ class Rewriter:
             entry.value.CopyFrom(self.const(value))
         return node
 
+    def message_literal(self, msg: Any) -> Any:
+        """A message-creation node equal to ``msg`` (set fields only)."""
+        return self.message(msg.DESCRIPTOR.full_name,
+                            **{f.name: value for f, value in msg.ListFields()})
+
     def bind(self, var: str, init: Any, body: Any) -> Any:
         """cel.bind(var, init, body) in its macro-expanded form."""
         node = self._new()
@@ -222,6 +236,9 @@ class Rewriter:
             out = self._default_lookup(args[0], args[1])
         elif call.function == "includes" and target is not None and len(args) == 1:
             out = self._includes(target, args[0])
+        elif (call.function in _COMPARISONS and target is not None and len(args) == 1
+              and (kind := self._comparison_kind(node)) is not None):
+            out = self._native_compare(call.function, kind, target, args[0])
         elif self.fold_literals and target is None and (folded := self._fold(call)) is not None:
             out = folded
         else:
@@ -245,15 +262,49 @@ class Rewriter:
             consts.append(getattr(arg.const_expr, arg.const_expr.WhichOneof("constant_kind")))
         try:
             if call.function == "quantity" and len(consts) == 1 and isinstance(consts[0], str):
-                msg = parse_quantity_msg(consts[0])
-                return self.message(_types.QUANTITY_TYPE, u=msg.u, s=msg.s)
+                return self.message_literal(parse_quantity_msg(consts[0]))
             if (call.function == "semver" and 1 <= len(consts) <= 2 and isinstance(consts[0], str)
                     and (len(consts) == 1 or isinstance(consts[1], bool))):
-                msg = parse_semver_msg(consts[0], len(consts) == 2 and consts[1])
-                return self.message(_types.SEMVER_TYPE, v=msg.v)
+                return self.message_literal(parse_semver_msg(consts[0], len(consts) == 2 and consts[1]))
         except Exception:  # invalid literal: keep the call, it fails at runtime as upstream
             return None
         return None
+
+    def _comparison_kind(self, node: Any) -> str | None:
+        """'quantity' / 'semver' when a comparison call resolved to that library."""
+        ref = self.checked.reference_map.get(node.id)
+        ids = list(ref.overload_id) if ref is not None else []
+        if ids and all(i.startswith("quantity_") for i in ids):
+            return "quantity"
+        if ids and all(i.startswith("semver_") for i in ids):
+            return "semver"
+        return None
+
+    def _three_way(self, a: str, b: str, fields: tuple[str, ...]) -> Any:
+        """Lexicographic -1/0/1 comparison of message fields of two bound variables."""
+        out: Any = self.const(0)
+        for name in reversed(fields):
+            fa, fb = self.select(self.ident(a), name), self.select(self.ident(b), name)
+            out = self.cond(self.call("_<_", fa, fb), self.const(-1),
+                            self.cond(self.call("_>_", self.select(self.ident(a), name),
+                                                self.select(self.ident(b), name)),
+                                      self.const(1), out))
+        return out
+
+    def _native_compare(self, function: str, kind: str, target: Any, arg: Any) -> Any:
+        """compareTo/isGreaterThan/isLessThan on Quantity or Semver without Python calls
+        when both values are exactly representable in their int64 fields."""
+        a, b = f"@dra_x{self._next_id}", f"@dra_y{self._next_id}"
+        fields = ("i", "n") if kind == "quantity" else ("ma", "mi", "pa")
+        both_exact = self.call("_&&_", self.select(self.ident(a), "x"),
+                               self.select(self.ident(b), "x"))
+        cmp = self.cond(both_exact, self._three_way(a, b, fields),
+                        self.call(COMPARE_FUNCTION, self.ident(a), self.ident(b)))
+        if function == "isGreaterThan":
+            cmp = self.call("_==_", cmp, self.const(1))
+        elif function == "isLessThan":
+            cmp = self.call("_==_", cmp, self.const(-1))
+        return self.bind(a, target, self.bind(b, arg, cmp))
 
     def _includes(self, target: Any, arg: Any) -> Any:
         """Native-CEL form of ``target.includes(arg)``."""
