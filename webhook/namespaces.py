@@ -14,6 +14,8 @@ import threading
 import time
 from typing import Callable, Mapping
 
+from urllib3.util.retry import Retry
+
 from kubectl_dra.errors import ClusterAccessError
 
 Fetch = Callable[[str], Mapping[str, str]]
@@ -91,6 +93,8 @@ class KubernetesNamespaceFetcher:
                                                 client_configuration=configuration)
                 except Exception as exc:  # config errors are many types (ConfigException, OSError, ...)
                     raise NamespaceLookupError(f"no usable cluster configuration: {exc}") from None
+                # The lookup timeout is the whole budget: retry a failed connect once, never a slow read.
+                configuration.retries = Retry(total=1, connect=1, read=0, redirect=0, status=0, other=0)
                 self._api = client.CoreV1Api(client.ApiClient(configuration))
                 self._pid = os.getpid()
             return self._api
