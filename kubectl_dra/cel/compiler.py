@@ -36,6 +36,8 @@ class CheckResult:
     errors: list[str] = field(default_factory=list)
     cost: int | None = None
     reason: str | None = None
+    #: result type as cel-go prints it (``bool``, ``dyn``, ``list(string)``); None on errors
+    output_type: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -137,6 +139,52 @@ class CompiledExpression:
         return f"CompiledExpression({self.expression!r})"
 
 
+def _walk(expr: Any) -> Any:
+    """Yield every node of an expression tree."""
+    from kubectl_dra.cel.rewrite import _walk as walk
+
+    return walk(expr)
+
+
+def _located_error(checked: Any, expression: str, node_id: int, message: str) -> str:
+    """``ERROR: <input>:L:C: message`` plus cel-go's source snippet for a node."""
+    offset = checked.source_info.positions.get(node_id, 0)
+    line_no, line_start = 1, 0
+    for start in checked.source_info.line_offsets:
+        if start <= offset and start > line_start and start < len(expression) + 1:
+            line_no += 1
+            line_start = start
+    line = expression[line_start:].split("\n", 1)[0]
+    col = offset - line_start + 1
+    return f"ERROR: <input>:{line_no}:{col}: {message}\n | {line}\n | {'.' * (col - 1)}^"
+
+
+def _homogeneous_literals(checked: Any, expression: str) -> None:
+    """Reject mixed-type list/map literals (cel-go HomogeneousAggregateLiterals)."""
+    def mismatch(nodes: list[Any]) -> None:
+        first: str | None = None
+        for node in nodes:
+            t = checked.type_map.get(node.id)
+            text = messages.type_text(t) if t is not None else "dyn"
+            if text == "dyn":
+                continue
+            if first is None:
+                first = text
+            elif text != first:
+                raise CELCompileError("compilation failed: " + _located_error(
+                    checked, expression, node.id, f"expected type '{first}' but found '{text}'"))
+
+    for node in _walk(checked.expr):
+        kind = node.WhichOneof("expr_kind")
+        if kind == "list_expr":
+            optional = set(node.list_expr.optional_indices)
+            mismatch([el for i, el in enumerate(node.list_expr.elements) if i not in optional])
+        elif kind == "struct_expr" and not node.struct_expr.message_name:
+            mismatch([entry.map_key for entry in node.struct_expr.entries])
+            mismatch([entry.value for entry in node.struct_expr.entries
+                      if not entry.optional_entry])
+
+
 def _check(expression: str, result: str, consumable_capacity: bool,
            list_type_attributes: bool) -> tuple[Any, str]:
     """Type-check in the feature-specific env; returns (CheckedExpr, output type)."""
@@ -148,6 +196,7 @@ def _check(expression: str, result: str, consumable_capacity: bool,
         checked = _unpack_checked(env.compile(expression))
     except RuntimeError as err:
         raise CELCompileError("compilation failed: " + messages.compile_error_text(str(err))) from None
+    _homogeneous_literals(checked, expression)
     root_type = checked.type_map.get(checked.expr.id)
     output_type = messages.type_text(root_type) if root_type is not None else "dyn"
     if result == "bool" and output_type not in ("bool", "dyn"):
@@ -203,12 +252,13 @@ def check_expression(expression: str, *, result: str = "bool", stored: bool = Fa
     if stored:
         consumable_capacity = list_type_attributes = True
     try:
-        checked, _ = _check(expression, result, consumable_capacity, list_type_attributes)
+        checked, output_type = _check(expression, result, consumable_capacity,
+                                      list_type_attributes)
     except CELCompileError as err:
         return CheckResult([err.message], None, "Invalid")
     from kubectl_dra.cel.cost import estimate_cost
 
     cost = estimate_cost(checked)
     if cost > MAX_COST:
-        return CheckResult(["too complex, exceeds cost limit"], cost, "Forbidden")
-    return CheckResult([], cost, None)
+        return CheckResult(["too complex, exceeds cost limit"], cost, "Forbidden", output_type)
+    return CheckResult([], cost, None, output_type)

@@ -7,6 +7,7 @@ engine's status prefixes and phrasing are mapped here, in one table.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 #: the hint upstream's EnhanceRuntimeError appends to "no such key" errors
@@ -38,6 +39,7 @@ def compile_error_text(raw: str) -> str:
     return _NOT_IN_STRUCT.sub("", text)
 
 
+@lru_cache(maxsize=1024)
 def runtime_error_text(raw: str) -> str:
     """cel-cpp evaluation error → upstream's text (with the "no such key" hint)."""
     text = _STATUS_SUFFIX.sub("", _STATUS_PREFIX.sub("", str(raw).strip()))

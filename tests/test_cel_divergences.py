@@ -1,0 +1,68 @@
+"""Known, documented divergences from upstream (cel.md section 5).
+
+Each test asserts what upstream (cel-go in kube-scheduler / kube-apiserver) does and
+is marked ``xfail(strict=True)``: if one starts passing, the divergence is gone and
+the mark must be removed. Next to each, a plain test pins what we do instead.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kubectl_dra.cel import check_expression, compile_expression, make_device_input
+from kubectl_dra.errors import CELCompileError, CELRuntimeError
+
+CEL_MD = "/work/shared/spec/cel.md section 5"
+DEV = make_device_input("d.example.com", {
+    "name": "d", "attributes": {"v": {"version": "1.2.3"}}, "capacity": {"m": {"value": "1Gi"}}})
+V = 'device.attributes["d.example.com"].v'
+
+
+@pytest.mark.xfail(strict=True, reason=f"opaque == other type is false here, an error upstream ({CEL_MD})")
+def test_semver_equals_string_is_an_error_upstream():
+    with pytest.raises(CELRuntimeError):
+        compile_expression(f'{V} == "1.2.3"').matches(DEV)
+
+
+def test_semver_equals_string_is_false_here():
+    assert compile_expression(f'{V} == "1.2.3"').matches(DEV) is False
+    assert compile_expression(f'"1.2.3" == {V}').matches(DEV) is False  # same as upstream
+
+
+@pytest.mark.xfail(strict=True, reason=f"canonical quantities lose inf.Dec form ({CEL_MD})")
+def test_as_integer_of_non_canonical_quantity_is_an_error_upstream():
+    with pytest.raises(CELRuntimeError):
+        compile_expression('quantity("1.5Gi").asInteger() > 0').matches(DEV)
+
+
+@pytest.mark.xfail(strict=True, reason=f"cel-cpp has no cross-type literal comparisons ({CEL_MD})")
+def test_int_double_literal_comparison_compiles_upstream():
+    assert compile_expression("1 < 1.5").matches(DEV) is True
+
+
+def test_int_double_literal_comparison_is_a_compile_error_here():
+    with pytest.raises(CELCompileError):
+        compile_expression("1 < 1.5")
+    # with a dyn side (every attribute access) cross-type comparison works
+    dev = make_device_input("d.example.com", {"name": "d", "attributes": {"i": {"int": 1}}})
+    assert compile_expression('device.attributes["d.example.com"].i < 1.5').matches(dev) is True
+
+
+@pytest.mark.xfail(strict=True, reason=f"cel-expr-python 0.1.3 lacks cel.@mapInsert ({CEL_MD})")
+def test_transform_map_works_upstream():
+    assert compile_expression('{"a": 1}.transformMap(k, v, v + 1) == {"a": 2}').matches(DEV)
+
+
+@pytest.mark.xfail(strict=True, reason=f"no actual-cost accounting in cel-cpp; 10k-iteration budget ({CEL_MD})")
+def test_runtime_cost_limit_is_upstreams_actual_cost():
+    # 3 x 48-item nested loops: ~110k iterations, well under 1e6 actual cost upstream.
+    attrs = {k: {"ints": list(range(48))} for k in "abc"}
+    dev = make_device_input("d.example.com", {"name": "d", "attributes": attrs})
+    a = 'device.attributes["d.example.com"]'
+    assert compile_expression(f"{a}.a.all(x, {a}.b.all(y, {a}.c.all(z, true)))").matches(dev)
+
+
+def test_mixed_literals_rejected_like_upstream():
+    result = check_expression('[1, "a"].size() == 2')
+    assert result.reason == "Invalid"
+    assert "expected type 'int' but found 'string'" in result.errors[0]
