@@ -56,6 +56,10 @@ def device():
     ('cel.bind(g, device.attributes["gpu.example.com"], g.model == "H100" && g.index == 3)', True),
     ('device.attributes["gpu.example.com"].tags.exists(t, t == "a")', True),
     ('device.attributes["gpu.example.com"].?missing.orValue("x") == "x"', True),
+    ('device.attributes.?nodomain.hasValue()', True),
+    ('device.attributes[?"no.domain"].orValue({"a": 1}).size() == 0', True),
+    ('device.attributes[?"numa.example.com"].orValue({}).node == 1', True),
+    ('[1, 2].exists(i, device.attributes["gpu.example.com"].index == i + 1)', True),
 ])
 def test_selector_matches(device, expression, expected):
     assert compile_expression(expression).matches(device) is expected

@@ -6,6 +6,7 @@ the runtime environment loads. Rewrites:
 * ``device.attributes[k]`` / ``device.capacity[k]`` (and ``.k`` selects) become
   ``device.attributes[?k].orValue({})``: an unknown domain is an empty map, as
   with upstream's defaulting map; ``in``, ``size()`` and iteration stay native.
+* ``device.attributes[?k]`` / ``.?k`` are likewise never empty.
 * ``has(device.attributes.x)`` is always true upstream (the defaulting map's
   ``Find`` always reports found): it becomes ``true``.
 * ``x.includes(y)`` becomes native CEL with upstream's semantics (first 48 list
@@ -234,6 +235,10 @@ class Rewriter:
         target = self._rw(call.target) if call.HasField("target") else None
         if call.function == "_[_]" and target is None and self._is_defaulting_map(call.args[0]):
             out = self._default_lookup(args[0], args[1])
+        elif (call.function in ("_[?_]", "_?._") and target is None and len(args) == 2
+              and self._is_defaulting_map(call.args[0])):
+            # the defaulting map always "finds" a domain, so optional access is never empty
+            out = self.call("optional.of", self._default_lookup(args[0], args[1]))
         elif call.function == "includes" and target is not None and len(args) == 1:
             out = self._includes(target, args[0])
         elif (call.function in _COMPARISONS and target is not None and len(args) == 1
