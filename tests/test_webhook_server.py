@@ -1,0 +1,397 @@
+"""``dra-webhook serve`` for real: gunicorn over TLS on loopback, AdmissionReviews over HTTPS.
+
+A sample of the shared admission scenarios (every kind, several gate sets) is sent as real
+AdmissionReviews; the answer must match each scenario exactly (allowed, error field paths, and
+the submitted object with our JSONPatch applied equal to ``expect.object``). Namespace labels
+come from the fake API server through the kubernetes client. Bad requests, metrics over several
+workers, a failed namespace lookup, and a certificate rotation under load are checked too.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+from cryptography import x509
+from prometheus_client.parser import text_string_to_metric_families
+
+from kubectl_dra.gates import FeatureGates
+from tests.admission_scenarios import check_decision, load_admission_scenarios, scenario_id, skip_reason
+from tests.fake_apiserver import FakeAPIServer
+from tests.test_webhook_support import (
+    SERVER_NAME,
+    WebhookClient,
+    admission_review,
+    check_response_shape,
+    decision_from_responses,
+    scenario_review,
+)
+from webhook import certs
+from webhook.certs import Bundle, Policy
+
+pytestmark = pytest.mark.slow
+
+NAMESPACED = {"ResourceClaim", "ResourceClaimTemplate", "PodGroup", "Pod"}
+
+
+# --- the sample --------------------------------------------------------------------------------
+
+#: gate set -> take every n-th scenario of each kind (sorted by name), at least 2 per kind
+SAMPLE_PLAN: dict[tuple[str, ...], int] = {
+    (): 5,
+    ("DRAAdminAccess",): 1,
+    ("DRAWorkloadResourceClaims",): 2,
+    ("DRAConsumableCapacity",): 4,
+}
+
+
+def sample_scenarios() -> dict[tuple[str, ...], list[dict[str, Any]]]:
+    """The scenarios sent over HTTPS, grouped by gate set (one server per gate set)."""
+    by_group: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for scenario in sorted(load_admission_scenarios(), key=scenario_id):
+        if skip_reason(scenario):
+            continue
+        group = tuple(sorted(scenario.get("features") or []))
+        if group in SAMPLE_PLAN:
+            by_group.setdefault(group, []).append(scenario)
+    sample: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for group, scenarios in by_group.items():
+        kinds: dict[str, list[dict[str, Any]]] = {}
+        for scenario in scenarios:
+            kinds.setdefault(scenario["object"]["kind"], []).append(scenario)
+        step = SAMPLE_PLAN[group]
+        chosen = []
+        for members in kinds.values():
+            picked = members[::step]
+            if len(picked) < 2:
+                picked = members[:2]
+            chosen.extend(picked)
+        sample[group] = chosen
+    return sample
+
+
+SAMPLE = sample_scenarios()
+
+
+def test_sample_is_big_and_covers_every_kind() -> None:
+    scenarios = [s for group in SAMPLE.values() for s in group]
+    assert len(scenarios) >= 50
+    kinds = {s["object"]["kind"] for s in scenarios}
+    assert {"ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "PodGroup"} <= kinds
+    assert any(s.get("operation") == "UPDATE" for s in scenarios)
+    assert any(s.get("namespaceLabels") for s in scenarios)
+    assert any(not s["expect"]["allowed"] for s in scenarios) and any(s["expect"]["allowed"] for s in scenarios)
+
+
+# --- servers -------------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def write_certificates(directory: Path, now: dt.datetime | None = None, stored: Bundle | None = None) -> Bundle:
+    """A CA and serving certificate for the webhook Service, written as files."""
+    policy = Policy(dns_names=certs.service_dns_names("dra-webhook", "dra-system"))
+    bundle = certs.ensure_bundle(stored or Bundle(), policy, now).bundle
+    certs.write_dir(directory, bundle)
+    return bundle
+
+
+def dra_webhook_command() -> list[str]:
+    """The installed console script, else the module."""
+    script = Path(sys.executable).parent / "dra-webhook"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "webhook.cli"]
+
+
+@dataclass
+class Server:
+    process: subprocess.Popen
+    port: int
+    cert_dir: Path
+    log: Path
+    clients: list[WebhookClient] = field(default_factory=list)
+
+    @property
+    def ca_file(self) -> str:
+        return str(self.cert_dir / "ca.crt")
+
+    def client(self, **kwargs: Any) -> WebhookClient:
+        client = WebhookClient(self.port, self.ca_file, **kwargs)
+        self.clients.append(client)
+        return client
+
+    def stop(self) -> None:
+        for client in self.clients:
+            client.close()
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def start_server(workdir: Path, *, gates: FeatureGates, kubeconfig: Path, mode: str = "enforce",
+                 cert_dir: Path | None = None, workers: int = 2) -> Server:
+    """``dra-webhook serve`` on a free loopback port; returns once /readyz answers 200."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    if cert_dir is None:
+        cert_dir = workdir / "tls"
+        write_certificates(cert_dir)
+    port = free_port()
+    log = workdir / "server.log"
+    args = dra_webhook_command() + [
+        "serve", "--bind", f"127.0.0.1:{port}", "--cert-file", str(cert_dir / "tls.crt"),
+        "--key-file", str(cert_dir / "tls.key"), "--workers", str(workers), "--threads", "4", "--mode", mode,
+        "--feature-gates", gates.to_flag(), "--kubeconfig", str(kubeconfig), "--namespace-cache-ttl", "0",
+        "--log-level", "warning", "--metrics-dir", str(workdir / "metrics"),
+    ]
+    env = {k: v for k, v in os.environ.items() if k not in ("KUBERNETES_SERVICE_HOST", "PROMETHEUS_MULTIPROC_DIR")}
+    with open(log, "wb") as sink:
+        process = subprocess.Popen(args, stdout=sink, stderr=subprocess.STDOUT, env=env)
+    server = Server(process, port, cert_dir, log)
+    deadline = time.monotonic() + 60
+    probe = WebhookClient(port, server.ca_file, timeout=2)
+    while True:
+        if process.poll() is not None:
+            raise AssertionError(f"dra-webhook serve exited with {process.returncode}:\n{log.read_text()}")
+        try:
+            status, _ = probe.request("GET", "/readyz")
+            if status == 200:
+                break
+        except OSError:
+            probe.close()
+        if time.monotonic() > deadline:
+            server.stop()
+            raise AssertionError(f"dra-webhook serve not ready after 60s:\n{log.read_text()}")
+        time.sleep(0.1)
+    probe.close()
+    return server
+
+
+@pytest.fixture(scope="module")
+def apiserver() -> Iterator[FakeAPIServer]:
+    with FakeAPIServer([], token="webhook-token") as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def kubeconfig(apiserver: FakeAPIServer, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return apiserver.write_kubeconfig(tmp_path_factory.mktemp("kube") / "config")
+
+
+@pytest.fixture(scope="module")
+def servers(kubeconfig: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """``servers(features)``: one running server per gate set for this module (started on first use)."""
+    running: dict[tuple[str, ...], Server] = {}
+
+    def get(features: tuple[str, ...]) -> Server:
+        if features not in running:
+            workdir = tmp_path_factory.mktemp("server-" + ("-".join(features) or "ga"))
+            running[features] = start_server(workdir, gates=FeatureGates.only(features), kubeconfig=kubeconfig)
+        return running[features]
+
+    yield get
+    for server in running.values():
+        server.stop()
+
+
+def set_namespace(apiserver: FakeAPIServer, name: str, labels: dict[str, str]) -> None:
+    apiserver.delete("Namespace", name)
+    apiserver.add({"apiVersion": "v1", "kind": "Namespace",
+                   "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name, **labels}}})
+
+
+# --- the scenario sample over HTTPS ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("features", sorted(SAMPLE), ids=lambda f: "-".join(f) or "ga-only")
+def test_scenario_sample_over_https(features: tuple[str, ...], servers: Any, apiserver: FakeAPIServer) -> None:
+    server = servers(features)
+    client = server.client()
+    failures = []
+    for scenario in SAMPLE[features]:
+        obj = scenario["object"]
+        if obj["kind"] in NAMESPACED:
+            set_namespace(apiserver, obj["metadata"].get("namespace") or "default",
+                          dict(scenario.get("namespaceLabels") or {}))
+        doc = scenario_review(scenario)
+        replies = {}
+        for path in ("/validate", "/mutate"):
+            status, reply = client.post_json(path, doc)
+            assert status == 200, f"{scenario_id(scenario)} {path}: HTTP {status} {reply}"
+            replies[path] = check_response_shape(doc, reply)
+        assert replies["/mutate"]["allowed"] is True
+        try:
+            check_decision(scenario, decision_from_responses(obj, replies["/validate"], replies["/mutate"]))
+        except AssertionError as exc:
+            failures.append(str(exc))
+    assert not failures, f"{len(failures)} of {len(SAMPLE[features])} scenarios differ:\n" + "\n".join(failures)
+
+
+# --- protocol edges over HTTPS ------------------------------------------------------------------
+
+
+def test_bad_requests_over_https_are_4xx_never_5xx(servers: Any) -> None:
+    client = servers(()).client()
+    status, body = client.request("POST", "/validate", b"{oops", {"Content-Type": "application/json"})
+    assert status == 400 and b"not valid JSON" in body
+    big = json.dumps(admission_review({"apiVersion": "v1", "kind": "ConfigMap",
+                                       "metadata": {"name": "c"}, "data": {"x": "a" * (3 * 1024 * 1024)}}))
+    status, body = client.request("POST", "/validate", big.encode(), {"Content-Type": "application/json"})
+    assert status == 413 and b"larger than" in body
+    client.close()
+    doc = admission_review({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "n"}})
+    status, reply = client.post_json("/mutate", doc)
+    assert status == 200 and reply["response"] == {"uid": doc["request"]["uid"], "allowed": True}
+    status, _ = client.request("GET", "/nope")
+    assert status == 404
+    for path in ("/healthz", "/readyz"):
+        assert client.request("GET", path)[0] == 200
+
+
+def _counter(text: str, **labels: str) -> float:
+    total = 0.0
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == "dra_webhook_admission_requests_total" and all(
+                    sample.labels.get(k) == v for k, v in labels.items()):
+                total += sample.value
+    return total
+
+
+def test_metrics_add_up_across_workers(servers: Any) -> None:
+    """Requests on many connections land on both workers; /metrics reports their sum."""
+    server = servers(())
+    reader = server.client()
+    before = _counter(reader.request("GET", "/metrics")[1].decode(), endpoint="validate", kind="DeviceClass")
+    obj = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"}, "spec": {}}
+    sent = 0
+    for _ in range(12):
+        client = WebhookClient(server.port, server.ca_file)
+        for _ in range(3):
+            status, reply = client.post_json("/validate", admission_review(obj))
+            assert status == 200 and reply["response"]["allowed"] is True
+            sent += 1
+        client.close()
+    after = _counter(reader.request("GET", "/metrics")[1].decode(), endpoint="validate", kind="DeviceClass")
+    assert after - before == sent
+
+
+def test_failed_namespace_lookup_denies_clearly(servers: Any, apiserver: FakeAPIServer) -> None:
+    server = servers(("DRAAdminAccess",))
+    client = server.client()
+    set_namespace(apiserver, "lab", {"resource.kubernetes.io/admin-access": "true"})
+    obj = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "c", "namespace": "lab"},
+           "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "gpu", "adminAccess": True}}]}}}
+    status, reply = client.post_json("/validate", admission_review(obj))
+    assert status == 200 and reply["response"]["allowed"] is True
+    apiserver.fail("/api/v1/namespaces/lab", 503, "etcd is unavailable", times=1)
+    status, reply = client.post_json("/validate", admission_review(obj))
+    assert status == 200
+    response = reply["response"]
+    assert response["allowed"] is False
+    message = response["status"]["message"]
+    assert "spec.devices.requests[0].adminAccess" in message and "'lab'" in message and "503" in message
+
+
+def test_serve_refuses_unloadable_certificates(tmp_path: Path) -> None:
+    result = subprocess.run(dra_webhook_command() + ["serve", "--cert-file", str(tmp_path / "none.crt"),
+                                                     "--key-file", str(tmp_path / "none.key")],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "cannot serve TLS" in result.stderr and "Traceback" not in result.stderr
+
+
+# --- certificate rotation under load ------------------------------------------------------------
+
+
+def served_certificate(port: int, ca_file: str) -> x509.Certificate:
+    context = ssl.create_default_context(cafile=ca_file)
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        with context.wrap_socket(sock, server_hostname=SERVER_NAME) as tls:
+            return x509.load_der_x509_certificate(tls.getpeercert(binary_form=True))
+
+
+def test_certificate_rotation_without_restart_or_failed_requests(kubeconfig: Path, tmp_path: Path) -> None:
+    cert_dir = tmp_path / "tls"
+    bundle = write_certificates(cert_dir)
+    ca_file = tmp_path / "ca.crt"
+    shutil.copy(cert_dir / "ca.crt", ca_file)  # clients keep trusting this CA throughout
+    server = start_server(tmp_path / "server", gates=FeatureGates.default(), kubeconfig=kubeconfig, cert_dir=cert_dir)
+    try:
+        first = served_certificate(server.port, str(ca_file))
+        assert first == x509.load_pem_x509_certificate(bundle.tls_cert)
+        stop = threading.Event()
+        counts = {"ok": 0, "failed": 0}
+        errors: list[str] = []
+        lock = threading.Lock()
+        obj = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"}, "spec": {}}
+
+        def load(new_connection_each_time: bool) -> None:
+            client = WebhookClient(server.port, str(ca_file), retry_stale=False)
+            while not stop.is_set():
+                try:
+                    status, reply = client.post_json("/validate", admission_review(obj))
+                    ok = status == 200 and reply["response"]["allowed"] is True
+                    detail = f"HTTP {status}"
+                except (OSError, ssl.SSLError, ValueError) as exc:
+                    ok, detail = False, repr(exc)
+                with lock:
+                    counts["ok" if ok else "failed"] += 1
+                    if not ok:
+                        errors.append(detail)
+                if new_connection_each_time or not ok:
+                    client.close()
+            client.close()
+
+        threads = [threading.Thread(target=load, args=(i % 2 == 0,)) for i in range(4)]
+        for thread in threads:
+            thread.start()
+        time.sleep(0.5)
+        serials = {first.serial_number}
+        policy = Policy(dns_names=certs.service_dns_names("dra-webhook", "dra-system"))
+        for round_ in range(4):
+            # a renewal of the serving certificate under the same CA (as the cert job does when it is due)
+            renewed = certs.ensure_bundle(Bundle(bundle.ca_cert, bundle.ca_key, b"", b""), policy).bundle
+            assert renewed.ca_cert == bundle.ca_cert and renewed.tls_cert != bundle.tls_cert
+            if round_ % 2:
+                certs.write_dir(cert_dir, renewed)  # atomic renames, key first
+            else:  # in place and cert first: readers see torn and mismatched files for a moment
+                (cert_dir / "tls.crt").write_bytes(renewed.tls_cert)
+                time.sleep(0.05)
+                (cert_dir / "tls.key").write_bytes(renewed.tls_key)
+            bundle = renewed
+            expected = x509.load_pem_x509_certificate(renewed.tls_cert)
+            deadline = time.monotonic() + 5
+            while served_certificate(server.port, str(ca_file)) != expected:
+                assert time.monotonic() < deadline, "the server did not pick up the new certificate"
+                time.sleep(0.05)
+            serials.add(expected.serial_number)
+            time.sleep(0.4)
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=10)
+        assert server.process.poll() is None, "the server restarted or died"
+        assert counts["failed"] == 0, f"{counts['failed']} failed requests: {errors[:5]}"
+        assert counts["ok"] >= 100, counts
+        assert len(serials) == 5
+    finally:
+        server.stop()
