@@ -197,3 +197,30 @@ def test_native_semver_compare_matches_library(a, b):
     va, vb = Version.parse(a), Version.parse(b)
     dev = make_device_input("d.example.com", {"name": "d", "attributes": {"a": {"version": a}, "b": {"version": b}}})
     assert _VCOMPARE.evaluate(dev) == va.compare(vb)
+
+
+LISTS_DEV = make_device_input("d.example.com", {"name": "d", "attributes": {
+    "ids": {"ints": [3, 1, 2]}, "names": {"strings": ["b", "a"]}}})
+
+
+@pytest.mark.parametrize("expression,expected", [
+    ('device.attributes["d.example.com"].ids.sum()', 6),
+    ('device.attributes["d.example.com"].ids.min()', 1),
+    ('device.attributes["d.example.com"].ids.max()', 3),
+    ('device.attributes["d.example.com"].ids.isSorted()', False),
+    ('device.attributes["d.example.com"].names.min()', "a"),
+    ('[1.5, 2.5].sum()', 4.0),
+    ('["a", "b"].isSorted()', True),
+    ('[1, 2].sum() + 1', 4),
+])
+def test_lists_library(expression, expected):
+    assert compile_expression(expression, result="any").evaluate(LISTS_DEV) == expected
+
+
+def test_lists_library_errors():
+    with pytest.raises(CELRuntimeError) as err:
+        compile_expression('device.attributes["d.example.com"].ids.filter(x, x > 5).max() > 0').matches(LISTS_DEV)
+    assert "max called on empty list" in str(err.value)
+    with pytest.raises(CELRuntimeError) as err:
+        run("[9223372036854775807, 1].sum()")
+    assert "overflow" in str(err.value)

@@ -286,6 +286,72 @@ def _find_all(text: str, pattern: str, limit: int = -1) -> list[str]:
     return out if limit < 0 else out[:limit]
 
 
+# --- lists (apiserver library "kubernetes.lists") ---------------------------------
+
+
+def _is_sorted(items: list[Any]) -> bool:
+    """isSorted(): no element is greater than its successor."""
+    return all(not items[i] > items[i + 1] for i in range(len(items) - 1))
+
+
+def _sum(items: list[Any]) -> Any:
+    """sum(): the total (0 for an empty list), int64 overflow is an error."""
+    if not items:
+        return 0
+    total = items[0]
+    for item in items[1:]:
+        total = total + item
+    if isinstance(total, int) and not isinstance(total, bool) and not INT64_MIN <= total <= INT64_MAX:
+        raise LibraryError("integer overflow")
+    return total
+
+
+def _extreme(name: str, prefer_later: Callable[[Any, Any], bool]) -> Callable[[list[Any]], Any]:
+    """min()/max(): the first extreme element; an empty list is an error."""
+    def pick(items: list[Any]) -> Any:
+        if not items:
+            raise LibraryError(f"{name} called on empty list")
+        best = items[0]
+        for item in items[1:]:
+            if prefer_later(best, item):
+                best = item
+        return best
+
+    return pick
+
+
+_COMPARABLE = (("int", T.INT), ("uint", T.UINT), ("double", T.DOUBLE), ("bool", T.BOOL),
+               ("duration", T.DURATION), ("timestamp", T.TIMESTAMP), ("string", T.STRING),
+               ("bytes", T.BYTES))
+_SUMMABLE = (("int", T.INT), ("uint", T.UINT), ("double", T.DOUBLE), ("duration", T.DURATION))
+
+
+def _list_decls() -> list[Any]:
+    """isSorted/sum/min/max over concrete element types (the engine
+    cannot run type parameters or dyn parameters; one implementation per runtime kind)."""
+    def unary(name: str, types: tuple[tuple[str, Any], ...], oid: Callable[[str], str],
+              ret: Callable[[Any], Any], impl: Callable[..., Any]) -> Any:
+        # The implementation rides on the first overload, whose declared result is dyn:
+        # the engine converts a callback's result to the declared type of the overload
+        # carrying it, and one callback serves every element type.
+        return cel.FunctionDecl(name, [
+            _ov(oid(tn), T.DYN if i == 0 else ret(t), [cel.Type.List(t)], True,
+                impl if i == 0 else None)
+            for i, (tn, t) in enumerate(types)])
+
+    return [
+        unary("isSorted", _COMPARABLE, lambda n: f"list_{n}_is_sorted_bool", lambda t: T.BOOL,
+              _is_sorted),
+        unary("sum", _SUMMABLE, lambda n: f"list_{n}_sum_{n}", lambda t: t, _sum),
+        unary("min", _COMPARABLE, lambda n: f"list_{n}_min_{n}", lambda t: t,
+              _extreme("min", lambda best, x: best > x)),
+        unary("max", _COMPARABLE, lambda n: f"list_{n}_max_{n}", lambda t: t,
+              _extreme("max", lambda best, x: best < x)),
+    ]
+    # indexOf/lastIndexOf on lists are not offered: the engine's strings extension owns
+    # those names and a second declaration is rejected ("declared multiple times").
+
+
 def _fail(message: str) -> Any:
     """Runtime-only helper used by rewrites: always an evaluation error."""
     raise LibraryError(message)
@@ -349,6 +415,7 @@ def function_decls(*, includes: bool, runtime: bool) -> list[Any]:
             _ov("string_find_all_string_int", cel.Type.List(T.STRING),
                 [T.STRING, T.STRING, T.INT], True, _find_all)]),
     ]
+    decls.extend(_list_decls())
     if includes:
         decls.append(cel.FunctionDecl("includes", [
             _ov("dra_includes_dyn_dyn", T.BOOL, [T.DYN, T.DYN], True)]))
