@@ -32,6 +32,8 @@ for several objects, a list of such decisions in input order.
 Updates: --old FILE holds the stored object(s); each object is paired with
 the stored object of the same kind, namespace and name (or, with one object
 on each side, with that one). --operation defaults to UPDATE then.
+--subresource status checks a status update (allocation, reservedFor,
+device statuses of a ResourceClaim; claim statuses of a PodGroup).
 
 \b
 Examples:
@@ -52,6 +54,8 @@ Exit status: 0 all valid, 1 some object is invalid, 2 usage or input error.
               help="The stored object(s) for an UPDATE. Repeatable.")
 @click.option("--operation", type=click.Choice(["CREATE", "UPDATE"], case_sensitive=False), default=None,
               help="Admission operation (default: CREATE, or UPDATE when --old is given).")
+@click.option("--subresource", type=click.Choice(["status"]), default=None,
+              help="Check an update of the status subresource (ResourceClaim, PodGroup); needs --old.")
 @click.option("--namespace-labels", metavar="K=V,…", default=None,
               help="Labels of the objects' namespace (stands in for the namespace lookup that "
               "admin access needs).")
@@ -62,10 +66,10 @@ Exit status: 0 all valid, 1 some object is invalid, 2 usage or input error.
               show_default=True, help="Output format.")
 @click.pass_context
 def validate(ctx: click.Context, filenames: Sequence[str], old_paths: Sequence[str], operation: str | None,
-             namespace_labels: str | None, namespace: str | None, feature_gates: str | None,
+             subresource: str | None, namespace_labels: str | None, namespace: str | None, feature_gates: str | None,
              kubernetes_version: str | None, output: str) -> None:
     try:
-        code = _run(filenames, old_paths, operation, namespace_labels, namespace, feature_gates,
+        code = _run(filenames, old_paths, operation, subresource, namespace_labels, namespace, feature_gates,
                     kubernetes_version, output)
     except DraError as exc:
         click.echo(f"error: {exc}", err=True)
@@ -74,8 +78,8 @@ def validate(ctx: click.Context, filenames: Sequence[str], old_paths: Sequence[s
     ctx.exit(code)
 
 
-def _run(filenames: Sequence[str], old_paths: Sequence[str], operation: str | None, namespace_labels: str | None,
-         namespace: str | None, feature_gates: str | None, kubernetes_version: str | None, output: str) -> int:
+def _run(filenames: Sequence[str], old_paths: Sequence[str], operation: str | None, subresource: str | None,
+         namespace_labels: str | None, namespace: str | None, feature_gates: str | None, kubernetes_version: str | None, output: str) -> int:
     """Decide on every object; print the decisions; return the exit status."""
     from ..validation.admission import review
 
@@ -88,11 +92,14 @@ def _run(filenames: Sequence[str], old_paths: Sequence[str], operation: str | No
     olds = load_documents(old_paths) if old_paths else []
     if op == "UPDATE" and not olds:
         raise UsageError("--operation UPDATE needs the stored object(s) in --old")
+    if subresource and op != "UPDATE":
+        raise UsageError(f"--subresource {subresource} is only checked for updates: give the stored object in --old")
     default_ns = namespace or "default"
     pairs = _pair(objects, olds, default_ns) if op == "UPDATE" else [(o, None) for o in objects]
 
     decisions = [
-        review(obj, operation=op, old=old, namespace_labels=labels, gates=gates, namespace=default_ns)
+        review(obj, operation=op, old=old, namespace_labels=labels, gates=gates, namespace=default_ns,
+               subresource=subresource)
         for obj, old in pairs
     ]
     for d in decisions:

@@ -41,6 +41,16 @@ _HANDLERS: dict[str, tuple[str, str, str]] = {
     "Pod": ("kubectl_dra.validation.pod", "prepare_pod", "validate_pod"),
 }
 
+#: kind -> handlers of its status subresource (UPDATE only).
+_STATUS_HANDLERS: dict[str, tuple[str, str, str]] = {
+    "ResourceClaim": (
+        "kubectl_dra.validation.resourceclaim",
+        "prepare_resource_claim_status",
+        "validate_resource_claim_status",
+    ),
+    "PodGroup": ("kubectl_dra.validation.podgroup", "prepare_pod_group_status", "validate_pod_group_status"),
+}
+
 #: The API group each kind is served from, for the API server's "Kind.group" wording.
 _GROUPS = {
     "ResourceSlice": "resource.k8s.io",
@@ -109,6 +119,7 @@ def review(
     namespace_labels: NamespaceLabels = None,
     gates: "FeatureGates",
     namespace: str | None = None,
+    subresource: str | None = None,
 ) -> Decision:
     """Decide on ``obj`` as the API server would for ``operation``.
 
@@ -117,6 +128,8 @@ def review(
     ``namespace_labels`` is consulted only when admin access must be authorized; a
     callable is called lazily with the namespace name, and its exception becomes a
     denial (InternalError) naming the lookup failure.
+    ``subresource="status"`` applies the status strategy of ResourceClaim and PodGroup
+    (UPDATE only); other subresources are admitted unchanged.
     """
     operation = operation.upper()
     if operation not in OPERATIONS:
@@ -130,14 +143,15 @@ def review(
     name = str(meta.get("name") or meta.get("generateName") or "")
     ns = meta.get("namespace") if kind in NAMESPACED_KINDS else None
 
-    if kind not in SUPPORTED_KINDS:
+    handler = _STATUS_HANDLERS.get(kind) if subresource else _HANDLERS.get(kind)
+    if handler is None or (subresource and (subresource != "status" or operation != "UPDATE")):
         return Decision(kind, name, ns, operation, True, [], [], [], submitted)
 
     if operation == "UPDATE" and old is None:
         raise ValueError("an UPDATE needs the stored (old) object")
     old_obj = copy.deepcopy(old) if operation == "UPDATE" else None
 
-    module_name, prepare_name, validate_name = _HANDLERS[kind]
+    module_name, prepare_name, validate_name = handler
     module = importlib.import_module(module_name)
     prepare = getattr(module, prepare_name)
     validate = getattr(module, validate_name)
@@ -148,7 +162,9 @@ def review(
         prepared, extra = prepared
         warnings.extend(extra)
     errors: list[FieldError] = []
-    if operation == "CREATE" and kind in ("ResourceClaim", "ResourceClaimTemplate"):
+    if subresource == "status" and kind == "ResourceClaim" and old_obj is not None:
+        errors.extend(_authorize_admin_access_status(prepared, old_obj, namespace_labels))
+    elif not subresource and operation == "CREATE" and kind in ("ResourceClaim", "ResourceClaimTemplate"):
         errors.extend(_authorize_admin_access(prepared, namespace_labels))
     errors.extend(validate(prepared, old_obj, gates))
     errors = _unique(errors)
@@ -186,11 +202,27 @@ def _admin_access_request(obj: dict) -> int | None:
 
 
 def _authorize_admin_access(obj: dict, namespace_labels: NamespaceLabels) -> list[FieldError]:
-    """The namespace must carry ``resource.kubernetes.io/admin-access: "true"`` for admin access."""
+    """A claim or template asking for admin access needs the namespace label."""
     index = _admin_access_request(obj)
     if index is None:
         return []
     path = FieldPath.root("spec", "devices", "requests").index(index).child("adminAccess")
+    return _check_namespace_label(obj, path, namespace_labels)
+
+
+def _authorize_admin_access_status(obj: dict, old: dict, namespace_labels: NamespaceLabels) -> list[FieldError]:
+    """A new allocation with an admin-access result needs the namespace label too."""
+    from .resourceclaim import admin_access_status_request
+
+    index = admin_access_status_request(obj, old)
+    if index is None:
+        return []
+    path = FieldPath.root("status", "allocation", "devices", "results").index(index).child("adminAccess")
+    return _check_namespace_label(obj, path, namespace_labels)
+
+
+def _check_namespace_label(obj: dict, path: FieldPath, namespace_labels: NamespaceLabels) -> list[FieldError]:
+    """The namespace must carry ``resource.kubernetes.io/admin-access: "true"`` for admin access."""
     namespace = str((obj.get("metadata") or {}).get("namespace") or "")
     try:
         if callable(namespace_labels):

@@ -11,7 +11,7 @@ import copy
 from typing import TYPE_CHECKING, Any
 
 from . import common
-from .field import FieldError, Path, invalid, required
+from .field import FieldError, Path, duplicate, invalid, required
 from .resourceclaim import as_dict, as_list, as_str, check_list, immutable
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -85,4 +85,42 @@ def validate_claim_reference(claim: dict, path: Path) -> list[FieldError]:
             errs.extend(common.validate_dns_subdomain(as_str(claim[key]), path.child(key)))
     if sources != 1:
         errs.append(invalid(path, claim, "must specify exactly one of resourceClaimName or resourceClaimTemplateName"))
+    return errs
+
+
+def prepare_pod_group_status(obj: dict, old: dict, gates: "FeatureGates") -> tuple[dict, list[str]]:
+    """The status subresource: the spec comes from the stored PodGroup; claim statuses are
+    dropped when the gate is off and the stored PodGroup had no claims."""
+    group = copy.deepcopy(obj)
+    if "spec" in old:
+        group["spec"] = copy.deepcopy(old["spec"])
+    warnings: list[str] = []
+    used = bool(as_list(as_dict(old.get("spec")).get("resourceClaims")))
+    status = group.get("status")
+    if not gates.enabled(WORKLOAD_RESOURCE_CLAIMS) and not used and isinstance(status, dict):
+        if as_list(status.get("resourceClaimStatuses")):
+            warnings.append(
+                f"status.resourceClaimStatuses: dropped because the feature gate {WORKLOAD_RESOURCE_CLAIMS} is disabled"
+            )
+        status.pop("resourceClaimStatuses", None)
+    return group, warnings
+
+
+def validate_pod_group_status(obj: dict, old: dict, gates: "FeatureGates") -> list[FieldError]:
+    """Claim statuses must name a claim of the spec, once each, with a valid claim name."""
+    errs = common.validate_object_meta_update(obj.get("metadata"), old.get("metadata"), Path("metadata"))
+    claim_names = {as_str(as_dict(c).get("name")) for c in as_list(as_dict(obj.get("spec")).get("resourceClaims"))}
+    path = Path.root("status", "resourceClaimStatuses")
+    seen: set[str] = set()
+    for k, entry in enumerate(as_list(as_dict(obj.get("status")).get("resourceClaimStatuses"))):
+        entry = as_dict(entry)
+        item = path.index(k)
+        name = as_str(entry.get("name"))
+        if name not in claim_names:
+            errs.append(invalid(item.child("name"), name, "must match the name of an entry in `spec.resourceClaims`"))
+        if name in seen:
+            errs.append(duplicate(item, name))
+        seen.add(name)
+        if entry.get("resourceClaimName") is not None:
+            errs.extend(common.validate_dns_subdomain(as_str(entry["resourceClaimName"]), item.child("resourceClaimName")))
     return errs

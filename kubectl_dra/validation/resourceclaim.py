@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from . import common
@@ -494,7 +495,7 @@ def check_derived_expression(expression: str, path: Path, gates: "FeatureGates")
     if checked.errors:
         return [invalid(path, expression, "; ".join(checked.errors))], 0
     cost = int(checked.cost or 0)
-    output_type = compile_expression(expression, result="any").output_type
+    output_type = getattr(checked, "output_type", None) or compile_expression(expression, result="any").output_type
     if not _derived_type_ok(output_type, lists):
         allowed = "bool, int, string or semver" + (", or a list of those" if lists else "")
         return [invalid(path, expression, f"must evaluate to {allowed}, not {output_type}")], cost
@@ -614,3 +615,343 @@ def validate_device_configuration(config: dict, path: Path, stored: bool = False
     if opaque is None:
         return [required(path.child("opaque"))]
     return common.validate_opaque_configuration(as_dict(opaque), path.child("opaque"), stored)
+
+
+# =========================================================================== status subresource
+#
+# ``admission-claims.md`` section 10: what the status subresource accepts. The
+# scheduler writes ``allocation``/``reservedFor``; drivers write ``devices``.
+
+RESERVED_FOR_MAX = 256
+ALLOCATION_RESULTS_MAX = 32
+ALLOCATION_CONFIG_MAX = 2 * DEVICE_CONFIG_MAX  # class + claim
+DEVICE_STATUS_CONDITIONS_MAX = 8
+DEVICE_STATUS_DATA_MAX_LENGTH = 10 * 1024
+INTERFACE_NAME_MAX_LENGTH = 256
+HARDWARE_ADDRESS_MAX_LENGTH = 128
+NETWORK_IPS_MAX = 16
+CONFIG_SOURCES = ("FromClaim", "FromClass")
+CONDITION_STATUSES = ("False", "True", "Unknown")
+CONDITION_REASON_MAX_LENGTH = 1024
+CONDITION_MESSAGE_MAX_LENGTH = 32 * 1024
+
+RESOURCE_CLAIM_DEVICE_STATUS = "DRAResourceClaimDeviceStatus"
+DEVICE_BINDING_CONDITIONS = "DRADeviceBindingConditions"
+OPTIONAL_NODE_OPERATIONS = "DRAOptionalNodeOperations"
+
+# metadata fields a status update cannot change (metav1.ResetObjectMetaForStatus)
+_STATUS_RESET_META = ("labels", "annotations", "finalizers", "ownerReferences", "deletionTimestamp", "generation")
+
+
+def _results(status: Any) -> list[dict]:
+    allocation = as_dict(as_dict(status).get("allocation"))
+    return [r for r in as_list(as_dict(allocation.get("devices")).get("results")) if isinstance(r, dict)]
+
+
+def _device_id(entry: dict) -> tuple[str, str, str]:
+    return as_str(entry.get("driver")), as_str(entry.get("pool")), as_str(entry.get("device"))
+
+
+def prepare_resource_claim_status(obj: dict, old: dict, gates: "FeatureGates") -> tuple[dict, list[str]]:
+    """The status strategy's PrepareForUpdate: spec and most metadata come from the stored
+    claim, device statuses of deallocated devices vanish, fields of disabled gates are dropped."""
+    claim = copy.deepcopy(obj)
+    stored = default_resource_claim(old)
+    if "spec" in stored:
+        claim["spec"] = copy.deepcopy(stored["spec"])
+    else:
+        claim.pop("spec", None)
+    if not isinstance(claim.get("metadata"), dict):
+        claim["metadata"] = {}
+    meta = claim["metadata"]
+    old_meta = as_dict(stored.get("metadata"))
+    for key in _STATUS_RESET_META:
+        if key in old_meta:
+            meta[key] = copy.deepcopy(old_meta[key])
+        else:
+            meta.pop(key, None)
+    status = claim.get("status")
+    old_status = as_dict(stored.get("status"))
+    warnings: list[str] = []
+    if isinstance(status, dict):
+        _drop_deallocated_device_statuses(status, old_status, gates)
+        warnings = _drop_disabled_status_fields(status, old_status, as_dict(stored.get("spec")).get("devices"), gates)
+    return claim, warnings
+
+
+def _drop_deallocated_device_statuses(status: dict, old_status: dict, gates: "FeatureGates") -> None:
+    """Device statuses of devices that the new allocation no longer contains are removed."""
+    if not (_enabled(gates, RESOURCE_CLAIM_DEVICE_STATUS) or as_list(old_status.get("devices"))):
+        return
+    gone = {_device_id(r) for r in _results(old_status)} - {_device_id(r) for r in _results(status)}
+    if "devices" not in status:
+        return
+    kept = [d for d in as_list(status.get("devices")) if _device_id(as_dict(d)) not in gone]
+    if kept:
+        status["devices"] = kept
+    else:
+        del status["devices"]
+
+
+def _drop_disabled_status_fields(status: dict, old_status: dict, devices: Any, gates: "FeatureGates") -> list[str]:
+    """Status fields of disabled gates, unless the stored claim already used the feature."""
+    warnings: list[str] = []
+    results = _results(status)
+    old_results = _results(old_status)
+    results_path = Path.root("status", "allocation", "devices", "results")
+
+    def drop_from_results(key: str, gate: str) -> None:
+        for r, result in enumerate(results):
+            if key in result:
+                if result[key] not in (None, [], {}):
+                    warnings.append(f"{results_path.index(r).child(key)}: dropped because the feature gate {gate} is disabled")
+                del result[key]
+
+    if not _enabled(gates, ADMIN_ACCESS) and not _uses_admin_access(devices, old_status):
+        drop_from_results("adminAccess", ADMIN_ACCESS)
+    if not _enabled(gates, RESOURCE_CLAIM_DEVICE_STATUS) and not as_list(old_status.get("devices")):
+        if as_list(status.get("devices")):
+            warnings.append(f"status.devices: dropped because the feature gate {RESOURCE_CLAIM_DEVICE_STATUS} is disabled")
+        status.pop("devices", None)
+    if not _enabled(gates, DEVICE_BINDING_CONDITIONS) and not any(
+        r.get("bindingConditions") or r.get("bindingFailureConditions") for r in old_results
+    ):
+        drop_from_results("bindingConditions", DEVICE_BINDING_CONDITIONS)
+        drop_from_results("bindingFailureConditions", DEVICE_BINDING_CONDITIONS)
+    if not _enabled(gates, CONSUMABLE_CAPACITY) and not (
+        _uses_consumable_capacity(devices)
+        or any(r.get("shareID") is not None or r.get("consumedCapacity") for r in old_results)
+    ):
+        drop_from_results("shareID", CONSUMABLE_CAPACITY)
+        drop_from_results("consumedCapacity", CONSUMABLE_CAPACITY)
+        for device in as_list(status.get("devices")):
+            if isinstance(device, dict):
+                device.pop("shareID", None)
+    if not _enabled(gates, OPTIONAL_NODE_OPERATIONS) and not any(r.get("skipNodeOperations") for r in old_results):
+        drop_from_results("skipNodeOperations", OPTIONAL_NODE_OPERATIONS)
+    if not _enabled(gates, DEVICE_TAINTS) and not any(r.get("tolerations") for r in old_results):
+        drop_from_results("tolerations", DEVICE_TAINTS)
+    return warnings
+
+
+def validate_resource_claim_status(obj: dict, old: dict, gates: "FeatureGates") -> list[FieldError]:
+    """ValidateResourceClaimStatusUpdate: metadata update rules and the status rules."""
+    stored = default_resource_claim(old)
+    errs = common.validate_object_meta_update(obj.get("metadata"), stored.get("metadata"), Path("metadata"))
+    request_names = _RequestNames(as_dict(obj.get("spec")).get("devices"))
+    deleted = as_dict(obj.get("metadata")).get("deletionTimestamp") is not None
+    errs.extend(_validate_status_update(as_dict(obj.get("status")), as_dict(stored.get("status")), deleted,
+                                        request_names))
+    return errs
+
+
+def admin_access_status_request(obj: dict, old: dict) -> int | None:
+    """Index of the first new allocation result with ``adminAccess: true`` (None: nothing to authorize)."""
+    if as_dict(as_dict(old.get("status")).get("allocation")):
+        return None  # an existing allocation cannot change
+    for r, result in enumerate(_results(obj.get("status"))):
+        if result.get("adminAccess") is True:
+            return r
+    return None
+
+
+def _validate_status_update(status: dict, old_status: dict, deleted: bool, names: _RequestNames) -> list[FieldError]:
+    path = Path("status")
+    reserved = status.get("reservedFor")
+    errs = check_list(
+        reserved,
+        path.child("reservedFor"),
+        RESERVED_FOR_MAX,
+        lambda ref, p: _validate_consumer_reference(as_dict(ref), p),
+        key=lambda ref: as_str(as_dict(ref).get("uid")),
+    )
+    allocation = status.get("allocation")
+    old_allocation = old_status.get("allocation")
+    allocated = {(*_device_id(r), as_str(r.get("shareID"))) for r in _results(status)}
+    errs += check_list(
+        status.get("devices"),
+        path.child("devices"),
+        None,
+        lambda d, p: _validate_device_status(as_dict(d), p, allocated),
+        key=lambda d: (*_device_id(as_dict(d)), as_str(as_dict(d).get("shareID"))),
+    )
+    if as_list(reserved):
+        if allocation is None:
+            errs.append(forbidden(path.child("reservedFor"), "may not be specified when `allocated` is not set"))
+        elif deleted:
+            old_refs = {json.dumps(r, sort_keys=True) for r in as_list(old_status.get("reservedFor"))}
+            if any(json.dumps(r, sort_keys=True) not in old_refs for r in as_list(reserved)):
+                errs.append(
+                    forbidden(
+                        path.child("reservedFor"),
+                        "new entries may not be added while `deallocationRequested` or `deletionTimestamp` are set",
+                    )
+                )
+    if old_allocation is not None and allocation is not None:
+        errs += immutable(allocation, old_allocation, path.child("allocation"))
+    elif allocation is not None:
+        errs += _validate_allocation(as_dict(allocation), path.child("allocation"), names)
+    return errs
+
+
+def _validate_consumer_reference(ref: dict, path: Path) -> list[FieldError]:
+    return [required(path.child(key)) for key in ("resource", "name", "uid") if not as_str(ref.get(key))]
+
+
+def _validate_allocation(allocation: dict, path: Path, names: _RequestNames) -> list[FieldError]:
+    devices = as_dict(allocation.get("devices"))
+    dpath = path.child("devices")
+    errs = check_list(
+        devices.get("results"),
+        dpath.child("results"),
+        ALLOCATION_RESULTS_MAX,
+        lambda r, p: _validate_result(as_dict(r), p, names),
+    )
+    errs += check_list(
+        devices.get("config"),
+        dpath.child("config"),
+        ALLOCATION_CONFIG_MAX,
+        lambda c, p: _validate_allocation_config(as_dict(c), p, names),
+    )
+    if allocation.get("nodeSelector") is not None:
+        errs += common.validate_node_selector(allocation["nodeSelector"], path.child("nodeSelector"))
+    return errs
+
+
+def _validate_result(result: dict, path: Path, names: _RequestNames) -> list[FieldError]:
+    errs = validate_request_reference(as_str(result.get("request")), path.child("request"), names)
+    errs += common.validate_driver_name(as_str(result.get("driver")), path.child("driver"))
+    errs += common.validate_pool_name(as_str(result.get("pool")), path.child("pool"))
+    errs += common.validate_device_name(as_str(result.get("device")), path.child("device"))
+    errs += common.validate_binding_conditions(result, path)
+    for t, toleration in enumerate(as_list(result.get("tolerations"))):
+        errs += validate_toleration(as_dict(toleration), path.child("tolerations").index(t))
+    if result.get("shareID") is not None:
+        errs += validate_uid(as_str(result.get("shareID")), path.child("shareID"))
+    if result.get("skipNodeOperations") is not None:
+        errs += common.validate_skip_node_operations(result.get("skipNodeOperations"), path.child("skipNodeOperations"))
+    return errs
+
+
+def validate_uid(uid: str, path: Path) -> list[FieldError]:
+    """A UUID in RFC 4122 normalized (lower-case, 36 characters) form."""
+    import uuid
+
+    try:
+        uuid.UUID(uid)
+    except ValueError as exc:
+        return [invalid(path, uid, f"error validating uid: {exc}")]
+    if len(uid) != 36 or uid != uid.lower():
+        return [invalid(path, uid, "uid must be in RFC 4122 normalized form, "
+                        "`xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` with lowercase hexadecimal characters")]
+    return []
+
+
+def _validate_allocation_config(config: dict, path: Path, names: _RequestNames) -> list[FieldError]:
+    source = as_str(config.get("source"))
+    errs: list[FieldError] = []
+    if not source:
+        errs.append(required(path.child("source")))
+    elif source not in CONFIG_SOURCES:
+        errs.append(not_supported(path.child("source"), source, CONFIG_SOURCES))
+    errs += check_list(
+        config.get("requests"),
+        path.child("requests"),
+        DEVICE_REQUESTS_MAX,
+        lambda r, p: validate_request_reference(as_str(r), p, names),
+        key=as_str,
+    )
+    errs += validate_device_configuration(config, path)
+    return errs
+
+
+def _validate_device_status(device: dict, path: Path, allocated: set[tuple[str, str, str, str]]) -> list[FieldError]:
+    errs = common.validate_driver_name(as_str(device.get("driver")), path.child("driver"))
+    errs += common.validate_pool_name(as_str(device.get("pool")), path.child("pool"))
+    errs += common.validate_device_name(as_str(device.get("device")), path.child("device"))
+    share_id = device.get("shareID")
+    if share_id is not None:
+        errs += validate_uid(as_str(share_id), path.child("shareID"))
+    key = (*_device_id(device), as_str(share_id))
+    if key not in allocated:
+        shown = "/".join(part for part in key if part)
+        errs.append(invalid(path, shown, "must be an allocated device in the claim"))
+    conditions = as_list(device.get("conditions"))
+    if len(conditions) > DEVICE_STATUS_CONDITIONS_MAX:
+        errs.append(too_many(path.child("conditions"), len(conditions), DEVICE_STATUS_CONDITIONS_MAX))
+    errs += validate_conditions(conditions, path.child("conditions"))
+    if device.get("data") is not None:
+        errs += common.validate_raw_extension(device, "data", path.child("data"), False, DEVICE_STATUS_DATA_MAX_LENGTH)
+    if device.get("networkData") is not None:
+        errs += _validate_network_data(as_dict(device.get("networkData")), path.child("networkData"))
+    return errs
+
+
+_CONDITION_REASON_RE = re.compile(r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")
+
+
+def validate_conditions(conditions: list, path: Path) -> list[FieldError]:
+    """metav1 Conditions (``ValidateConditions``): unique types, known status, reason format."""
+    errs: list[FieldError] = []
+    seen: set[str] = set()
+    for i, condition in enumerate(conditions):
+        c = as_dict(condition)
+        p = path.index(i)
+        ctype = as_str(c.get("type"))
+        if not ctype:
+            errs.append(required(p.child("type"), "must be set"))
+        else:
+            errs += common.validate_label_name(ctype, p.child("type"))
+            if ctype in seen:
+                errs.append(duplicate(p.child("type"), ctype))
+            seen.add(ctype)
+        status = as_str(c.get("status"))
+        if status not in CONDITION_STATUSES:
+            errs.append(not_supported(p.child("status"), status, CONDITION_STATUSES))
+        if not c.get("lastTransitionTime"):
+            errs.append(required(p.child("lastTransitionTime"), "must be set"))
+        reason = as_str(c.get("reason"))
+        if not reason:
+            errs.append(required(p.child("reason"), "must be set"))
+        else:
+            if len(reason) > CONDITION_REASON_MAX_LENGTH:
+                errs.append(too_long(p.child("reason"), "", CONDITION_REASON_MAX_LENGTH))
+            if not _CONDITION_REASON_RE.match(reason):
+                errs.append(invalid(p.child("reason"), reason, "a condition reason must start with alphabetic character, "
+                                    "optionally followed by a string of alphanumeric characters or '_,:', and must "
+                                    "end with an alphanumeric character or '_'"))
+        if len(as_str(c.get("message"))) > CONDITION_MESSAGE_MAX_LENGTH:
+            errs.append(too_long(p.child("message"), "", CONDITION_MESSAGE_MAX_LENGTH))
+        generation = c.get("observedGeneration")
+        if isinstance(generation, int) and generation < 0:
+            errs.append(invalid(p.child("observedGeneration"), generation, "must be greater than or equal to zero"))
+    return errs
+
+
+def _validate_network_data(data: dict, path: Path) -> list[FieldError]:
+    errs: list[FieldError] = []
+    if len(as_str(data.get("interfaceName"))) > INTERFACE_NAME_MAX_LENGTH:
+        errs.append(too_long(path.child("interfaceName"), "", INTERFACE_NAME_MAX_LENGTH))
+    if len(as_str(data.get("hardwareAddress"))) > HARDWARE_ADDRESS_MAX_LENGTH:
+        errs.append(too_long(path.child("hardwareAddress"), "", HARDWARE_ADDRESS_MAX_LENGTH))
+    errs += check_list(
+        data.get("ips"), path.child("ips"), NETWORK_IPS_MAX, lambda ip, p: validate_interface_address(as_str(ip), p),
+        key=as_str,
+    )
+    return errs
+
+
+def validate_interface_address(value: str, path: Path) -> list[FieldError]:
+    """An IP address with prefix length in canonical form (``10.9.8.7/24``, ``2001:db8::1/64``)."""
+    import ipaddress
+
+    try:
+        iface = ipaddress.ip_interface(value)
+    except ValueError:
+        return [invalid(path, value, "must be a valid address in CIDR form, (e.g. 10.9.8.7/24 or 2001:db8::1/64)")]
+    if "/" not in value:
+        return [invalid(path, value, "must be a valid address in CIDR form, (e.g. 10.9.8.7/24 or 2001:db8::1/64)")]
+    canonical = f"{iface.ip.compressed}/{iface.network.prefixlen}"
+    if value != canonical:
+        return [invalid(path, value, f"must be in canonical form ({canonical!r})")]
+    return []
