@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from .trace import NullTracer, Rejection, RejectionCode
 
@@ -81,11 +81,19 @@ class RequestTrace:
         return list(out)
 
 
-class ExplainTracer(NullTracer):
-    """Collects rejections per (claim, request): the first reason each device was refused."""
+Refiner = Callable[[Obj, str, str, str, str, Rejection], Rejection]
+"""(claim, request, driver, pool, device, rejection) -> the rejection to record instead."""
 
-    def __init__(self, node: str = "") -> None:
+
+class ExplainTracer(NullTracer):
+    """Collects rejections per (claim, request): the first reason each device was refused.
+
+    ``refine`` may restate a rejection in funnel order (see :class:`SelectionRefiner`).
+    """
+
+    def __init__(self, node: str = "", refine: Refiner | None = None) -> None:
         self.node = node
+        self.refine = refine
         self.requests: dict[tuple[ClaimKey, str], RequestTrace] = {}
         self.pools: dict[tuple[str, str], Rejection] = {}
 
@@ -99,7 +107,12 @@ class ExplainTracer(NullTracer):
     def device_rejected(self, claim: dict, request: str, driver: str, pool: str, device: str,
                         rejection: Rejection) -> None:
         trace = self._trace(claim, request)
-        trace.rejected.setdefault((driver, pool, device), rejection)
+        key = (driver, pool, device)
+        if key in trace.rejected:
+            return
+        if self.refine is not None:
+            rejection = self.refine(claim, request, driver, pool, device, rejection)
+        trace.rejected[key] = rejection
 
     def device_selected(self, claim: dict, request: str, driver: str, pool: str, device: str) -> None:
         self._trace(claim, request).selected[(driver, pool, device)] = None
@@ -111,6 +124,120 @@ class ExplainTracer(NullTracer):
         trace = self._trace(claim, request)
         if reason not in trace.unsatisfied:
             trace.unsatisfied.append(reason)
+
+
+class SelectionRefiner:
+    """Restates "in use" as "not in the class" / "request selector false" when that is also true.
+
+    The search tests availability before selectors (as upstream does), so a device held by
+    another claim is reported in use even when it is of another kind entirely. For people,
+    a device of another class is "not in the class"; this evaluates the class and request
+    selectors for such devices (cached) so the funnel reads in selection order.
+    """
+
+    def __init__(self, state: Any) -> None:
+        self.state = state
+        self._devices: dict[DeviceId, Obj] | None = None
+        self._classes = {str((c.get("metadata") or {}).get("name") or ""): c for c in state.device_classes}
+        self._cache: dict[tuple[str, DeviceId], bool | None] = {}
+        self._inputs: dict[DeviceId, Any] = {}
+
+    def _device(self, key: DeviceId) -> Obj | None:
+        if self._devices is None:
+            self._devices = {}
+            for s in self.state.resource_slices:
+                spec = s.get("spec") or {}
+                driver, pool = str(spec.get("driver") or ""), str((spec.get("pool") or {}).get("name") or "")
+                for d in spec.get("devices") or []:
+                    self._devices.setdefault((driver, pool, str(d.get("name") or "")), d)
+        return self._devices.get(key)
+
+    def _matches(self, expression: str, key: DeviceId) -> bool | None:
+        """The selector's value for the device; None when it cannot be evaluated."""
+        cache_key = (expression, key)
+        if cache_key in self._cache:
+            return self._cache[cache_key]
+        from ..cel import compile_expression, make_device_input
+        from ..errors import CELError
+
+        value: bool | None = None
+        device = self._device(key)
+        if device is not None:
+            device_input = self._inputs.get(key)
+            if device_input is None:
+                device_input = self._inputs[key] = make_device_input(key[0], device)
+            try:
+                value = compile_expression(expression).matches(device_input)
+            except CELError:
+                value = None
+        self._cache[cache_key] = value
+        return value
+
+    def _counter_format(self, driver: str, pool: str, counter_set: str, counter: str) -> Any:
+        """The quantity format the slice declared the counter in (None when not found)."""
+        from ..quantity import Quantity, QuantityError
+
+        for s in self.state.resource_slices:
+            spec = s.get("spec") or {}
+            if spec.get("driver") != driver or (spec.get("pool") or {}).get("name") != pool:
+                continue
+            for cs in spec.get("sharedCounters") or []:
+                if cs.get("name") == counter_set:
+                    value = ((cs.get("counters") or {}).get(counter) or {}).get("value")
+                    try:
+                        return Quantity.from_json(value).format
+                    except (QuantityError, TypeError, ValueError):
+                        return None
+        return None
+
+    def _counters(self, driver: str, pool: str, rejection: Rejection) -> Rejection:
+        """Counter amounts in the format the driver wrote them (``80Gi``, not ``85899345920``)."""
+        from ..quantity import Quantity, QuantityError
+
+        d = dict(rejection.details or {})
+        fmt = self._counter_format(driver, pool, str(d.get("counterSet")), str(d.get("counter")))
+        if fmt is None:
+            return rejection
+        message = rejection.message
+        for key in ("needed", "left"):
+            try:
+                q = Quantity.parse(str(d[key]))
+            except (KeyError, QuantityError):
+                return rejection
+            m, e = q.as_decimal_parts()
+            text = str(Quantity(m, e, fmt))
+            message = message.replace(str(d[key]), text, 1) if str(d[key]) != text else message
+            d[key] = text
+        return Rejection(rejection.code, message, d)
+
+    def __call__(self, claim: Obj, request: str, driver: str, pool: str, device: str,
+                 rejection: Rejection) -> Rejection:
+        if rejection.code == C.COUNTERS_EXHAUSTED:
+            return self._counters(driver, pool, rejection)
+        if rejection.code != C.IN_USE:
+            return rejection
+        spec = next((r for r in request_specs(claim) if r.name == request), None)
+        if spec is None:
+            return rejection
+        key = (driver, pool, device)
+        cls = self._classes.get(spec.device_class)
+        for i, expression in enumerate(_expressions((cls or {}).get("spec", {}).get("selectors"))):
+            if self._matches(expression, key) is False:
+                code = C.NOT_IN_CLASS if i == 0 else C.CLASS_SELECTOR_FALSE
+                return Rejection(code, f"selector #{i} of device class {spec.device_class} is false for this "
+                                       f"device (it is also in use)", {"class": spec.device_class, "index": i,
+                                                                       "expression": expression, "inUse": True})
+        for i, expression in enumerate(_expressions(spec.selector_list)):
+            if self._matches(expression, key) is False:
+                return Rejection(C.REQUEST_SELECTOR_FALSE, f"selector #{i} of request {request} is false for this "
+                                 "device (it is also in use)", {"request": request, "index": i,
+                                                               "expression": expression, "inUse": True})
+        return rejection
+
+
+def _expressions(selectors: Any) -> list[str]:
+    return [str(((s or {}).get("cel") or {}).get("expression") or "") for s in selectors or []
+            if ((s or {}).get("cel") or {}).get("expression")]
 
 
 # --------------------------------------------------------------------------- requests of a claim
@@ -125,7 +252,7 @@ class RequestSpec:
     mode: str  # ExactCount | All
     count: int
     admin_access: bool = False
-    selectors: int = 0
+    selector_list: tuple[Any, ...] = ()
 
 
 def request_specs(claim: Obj) -> list[RequestSpec]:
@@ -148,7 +275,7 @@ def _spec(name: str, body: Obj) -> RequestSpec:
     except (TypeError, ValueError):
         count = 1
     return RequestSpec(name, str(body.get("deviceClassName") or ""), mode, count,
-                       bool(body.get("adminAccess")), len(body.get("selectors") or []))
+                       bool(body.get("adminAccess")), tuple(body.get("selectors") or ()))
 
 
 # --------------------------------------------------------------------------- per node
@@ -213,6 +340,8 @@ class NodeExplanation:
     requests: list[RequestExplanation] = field(default_factory=list)
     pools_skipped: list[tuple[str, str, Rejection]] = field(default_factory=list)
     error: str | None = None
+    #: ``namespace/name`` of the claims allocated together (devices they hold are not "in use")
+    claim_refs: frozenset[str] = frozenset()
 
     @property
     def fits(self) -> bool:
@@ -244,6 +373,8 @@ def explain_request(claim: ClaimKey, spec: RequestSpec, trace: RequestTrace | No
     for device, rejection in trace.rejected.items():
         if device in final:
             continue  # rejected on one branch of the search, chosen on another
+        if rejection.code == C.IN_USE and device in trace.selected:
+            continue  # "in use" only because this very request had already taken it
         groups.setdefault(rejection.code, []).append((device, rejection))
     ordered = {code: groups[code] for code, _ in STAGES if code in groups}
     funnel = build_funnel((r for v in ordered.values() for _, r in v), len(seen))
@@ -273,7 +404,8 @@ def explain_node(node: str, status: str, claims: Sequence[Obj], tracer: ExplainT
             trace = _trace_for(tracer, key, spec.name)
             requests.append(explain_request(key, spec, trace, chosen.get(spec.name, [])))
     pools = [(d, p, r) for (d, p), r in (tracer.pools.items() if tracer else [])]
-    explanation = NodeExplanation(node, status, "", requests, pools, error)
+    refs = frozenset(f"{k[0]}/{k[1]}" for k in (claim_key(c) for c in claims))
+    explanation = NodeExplanation(node, status, "", requests, pools, error, refs)
     explanation.reason = node_reason(explanation, reasons)
     return explanation
 
@@ -295,10 +427,12 @@ def node_reason(node: NodeExplanation, reasons: Sequence[str] = ()) -> str:
         return "fits"
     if node.status == ERROR:
         return f"error: {node.error or 'allocation failed'}"
-    failing = first_failing_request(node.requests)
-    if failing is not None:
-        return request_reason(failing)
     external = [r for r in reasons if r and r != "cannot allocate all claims"]
+    if external and not any(r.evaluated for r in node.requests):
+        return "; ".join(external)  # the node was ruled out before any device was looked at
+    failing = first_failing_request(node.requests)
+    if failing:
+        return group_reason(failing, node)
     if external:
         return "; ".join(external)
     unsatisfied = [u for r in node.requests for u in r.unsatisfied]
@@ -309,16 +443,44 @@ def node_reason(node: NodeExplanation, reasons: Sequence[str] = ()) -> str:
     return "no combination of devices satisfies all requests and constraints"
 
 
-def first_failing_request(requests: Sequence[RequestExplanation]) -> RequestExplanation | None:
-    """The first request (in claim order) that the search evaluated and could not satisfy."""
-    for req in requests:
-        if not req.evaluated or req.allocated:
-            continue
-        if req.viable < _needed(req) or req.unsatisfied:
-            return req
-        if req.spec.mode == "All" and req.viable < req.matching:
-            return req
-    return None
+def _parent(req: RequestExplanation, index: int) -> tuple[Any, ...]:
+    """Subrequests group under their request; other requests stand alone (names may repeat)."""
+    if "/" in req.spec.name:
+        return (req.claim, req.spec.name.split("/")[0])
+    return (req.claim, req.spec.name, index)
+
+
+def _short_of_devices(req: RequestExplanation) -> bool:
+    if not req.evaluated or req.allocated:
+        return False
+    if req.viable < _needed(req):
+        return True
+    return req.spec.mode == "All" and req.viable < req.matching
+
+
+def first_failing_request(requests: Sequence[RequestExplanation]) -> list[RequestExplanation]:
+    """The first request (in claim order) that the search could not satisfy, as a group: one
+    request, or every subrequest of a prioritized list when none of them could be satisfied.
+    Requests short of devices come first; then requests the search gave up on."""
+    groups: dict[tuple[Any, ...], list[RequestExplanation]] = {}
+    for i, req in enumerate(requests):
+        groups.setdefault(_parent(req, i), []).append(req)
+    for group in groups.values():
+        if all(_short_of_devices(r) for r in group):
+            return group
+    for group in groups.values():
+        if all(r.evaluated and not r.allocated and r.unsatisfied for r in group):
+            return group
+    return []
+
+
+def group_reason(group: Sequence[RequestExplanation], node: NodeExplanation) -> str:
+    """The reason of a failed request; for a prioritized list, each subrequest's reason."""
+    if len(group) == 1 and "/" not in group[0].spec.name:
+        return request_reason(group[0], node)
+    parent = group[0].spec.name.split("/")[0]
+    parts = [f"{r.spec.name.split('/', 1)[1]}: {request_reason(r, node)}" for r in group]
+    return f"no subrequest of {parent} fits ({'; '.join(parts)})"
 
 
 def _needed(req: RequestExplanation) -> int:
@@ -329,13 +491,25 @@ def _class_label(req: RequestExplanation) -> str:
     return req.spec.device_class or "matching"
 
 
-def request_reason(req: RequestExplanation) -> str:
+def _self_held(rejection: Rejection, refs: frozenset[str]) -> bool:
+    """In use only by the claims being allocated now (another of their requests took it)."""
+    if rejection.code != C.IN_USE:
+        return False
+    holder = str((rejection.details or {}).get("claim") or "")
+    return holder in refs or "in this attempt" in rejection.message or "another request" in rejection.message
+
+
+def request_reason(req: RequestExplanation, node: NodeExplanation | None = None) -> str:
     """Why a request failed on a node, node-independent where possible (so nodes group)."""
     cls = _class_label(req)
+    refs = node.claim_refs if node is not None else frozenset()
     if req.in_class == 0:
         pool_codes = [c for c in req.rejections if STAGE_INDEX[c] < STAGE_INDEX[C.NOT_IN_CLASS]]
         if pool_codes:
             return _code_reason(pool_codes[0], req.rejections[pool_codes[0]][0][1], req)
+        if node is not None and node.pools_skipped:
+            kinds = sorted({_short(r.code) for _, _, r in node.pools_skipped})
+            return f"no usable {cls} device (devices {', '.join(kinds)})"
         return f"no {cls} device"
     if req.matching == 0:
         if C.CEL_ERROR in req.rejections:
@@ -343,6 +517,14 @@ def request_reason(req: RequestExplanation) -> str:
         return f"request {req.spec.name}: selector matches no {cls} device"
     blockers = {c: v for c, v in req.rejections.items() if c not in SELECTION_CODES
                 and STAGE_INDEX[c] > STAGE_INDEX[C.REQUEST_SELECTOR_FALSE]}
+    own = [d for d in blockers.get(C.IN_USE, []) if _self_held(d[1], refs)]
+    if own:
+        others = [d for d in blockers[C.IN_USE] if not _self_held(d[1], refs)]
+        blockers = {c: v for c, v in blockers.items() if c != C.IN_USE}
+        if others:
+            blockers = {C.IN_USE: others, **blockers}
+        if not blockers and req.viable == 0:
+            return "matching devices taken by the other requests being allocated"
     needed = _needed(req)
     if req.viable == 0 and blockers:
         if len(blockers) == 1:
@@ -351,9 +533,15 @@ def request_reason(req: RequestExplanation) -> str:
                 return "all matching devices in use"
             return _code_reason(code, devices[0][1], req)
         return "no matching device free: " + ", ".join(
-            f"{len(v)} {_short(c)}" for c, v in sorted(blockers.items(), key=lambda kv: -len(kv[1])))
+            f"{len(v)} {_short(c)}" for c, v in sorted(blockers.items(), key=lambda kv: (-len(kv[1]), STAGE_INDEX[kv[0]])))
     if req.viable < needed:
-        return f"{cls}: {needed} devices needed, {req.viable} available"
+        shortage = f"{cls}: {needed} devices needed, {req.viable} usable"
+        if blockers:
+            code = max(blockers, key=lambda c: (len(blockers[c]), -STAGE_INDEX[c]))
+            if code == C.IN_USE:
+                return f"{shortage}, {len(blockers[code])} in use"
+            return f"{_code_reason(code, blockers[code][0][1], req)} ({shortage})"
+        return shortage
     if req.unsatisfied:
         return req.unsatisfied[0]
     if blockers:
@@ -394,9 +582,23 @@ def _code_reason(code: RejectionCode, rejection: Rejection, req: RequestExplanat
             return f"counter {counter_set}/{counter}: {needed} needed, {left} left"
     if code == C.CAPACITY_SHORT:
         name = _detail(d, "capacity", "name")
-        needed, left = _detail(d, "needed", "requested"), _detail(d, "left", "available", "remaining")
+        needed, left = _detail(d, "needed"), _detail(d, "left", "available", "remaining")
+        requested = _detail(d, "requested")
+        if name and "has no capacity" in rejection.message:
+            return f"capacity {name}: the device has none"
+        if name and "request policy" in rejection.message:
+            return f"capacity {name}: the requestPolicy does not allow {needed}"
         if name and needed is not None and left is not None:
-            return f"capacity {name}: {needed} needed, {left} left"
+            rounding = f" (requested {requested}, rounded up by the requestPolicy)" if (
+                requested is not None and str(requested) != str(needed)) else ""
+            return f"capacity {name}: {needed} needed{rounding}, {left} left"
+    if code == C.COMPATIBILITY_CONFLICT:
+        counter_set = _detail(d, "counterSet", "with")
+        if counter_set:
+            groups = d.get("groups") or []
+            existing = d.get("existing") or []
+            return (f"compatibility groups {_list(groups)} conflict with the devices allocated on counter set "
+                    f"{counter_set} ({_list(existing)})")
     if code == C.TAINT_NOT_TOLERATED:
         taint = _detail(d, "taint")
         if isinstance(taint, dict):
@@ -404,13 +606,31 @@ def _code_reason(code: RejectionCode, rejection: Rejection, req: RequestExplanat
             return f"taint {text} not tolerated"
     if code == C.CONSTRAINT_MISMATCH:
         attribute = _detail(d, "attribute", "matchAttribute", "distinctAttribute")
+        kind = _detail(d, "constraint") or "constraint"
+        if attribute and d.get("value") is None:
+            return f"{kind} on {attribute} not met: the device has no such attribute"
+        if attribute and kind == "matchAttribute":
+            return f"matchAttribute on {attribute} not met: {_value(d.get('value'))} vs {_value(d.get('expected'))}"
+        if attribute and kind == "distinctAttribute":
+            return f"distinctAttribute on {attribute} not met: {_value(d.get('value'))} already taken"
         if attribute:
-            return f"constraint on {attribute} not met"
+            return f"{kind} on {attribute} not met"
     if code == C.GATE_DISABLED:
         gate = _detail(d, "gate", "featureGate")
         if gate:
             return f"feature gate {gate} disabled"
     return rejection.message or code.value
+
+
+def _value(value: Any) -> str:
+    """An attribute value as people write it in CEL (booleans lower-case)."""
+    if isinstance(value, bool) or value in ("True", "False"):
+        return str(value).lower()
+    return str(value)
+
+
+def _list(values: Any) -> str:
+    return "[" + ", ".join(str(v) for v in values or []) + "]"
 
 
 def _pool_reason(pools: Sequence[tuple[str, str, Rejection]]) -> str:

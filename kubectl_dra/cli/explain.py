@@ -42,7 +42,7 @@ Examples:
 def explain_plan(state: Any, gates: Any, plan: Any, nodes: Sequence[str] | None = None, target: str = "",
                  progress: Callable[[int, int], None] | None = None) -> Any:
     """Run the preview's per-node loop with an explain tracer on every node; an Explanation."""
-    from ..allocation.explain import ExplainTracer, explain_node, explanation
+    from ..allocation.explain import ExplainTracer, SelectionRefiner, explain_node, explanation
     from ..preview import candidate_nodes, run_preview
     from ..preview.nodes import node_name
 
@@ -51,8 +51,9 @@ def explain_plan(state: Any, gates: Any, plan: Any, nodes: Sequence[str] | None 
         raise UsageError("the cluster state has no nodes to explain (no Node objects and no node-local slices); "
                          "use --node NAME")
     by_name = {node_name(n): n for n in candidates}
+    refiner = SelectionRefiner(state)
     result = run_preview(state, plan, gates, candidates, progress=progress,
-                         tracer_factory=lambda node: ExplainTracer(node_name(node)))
+                         tracer_factory=lambda node: ExplainTracer(node_name(node), refine=refiner))
     explained = []
     for outcome in result.nodes:
         claims = plan.claims_for(by_name[outcome.node])
