@@ -156,3 +156,18 @@ def test_check_expression_feature_gates():
     inc = 'device.attributes["a.b"].x.includes(1)'
     assert check_expression(inc, list_type_attributes=True).ok
     assert "undeclared reference to 'includes'" in check_expression(inc, list_type_attributes=False).errors[0]
+
+
+@pytest.mark.parametrize("expression,output_type", [
+    ('device.attributes["a.example.com"].x', "dyn"),
+    ('device.driver', "string"),
+    ('device.capacity["a.example.com"].m.add(quantity("1"))', "kubernetes.Quantity"),
+    ('semver("1.0.0")', "kubernetes.Semver"),
+    ('[1, 2]', "list(int)"),
+    ('{"a": 1}', "map(string, int)"),
+    ('device.attributes["a.example.com"].x == 1', "bool"),
+])
+def test_output_types_for_derived_attributes(expression, output_type):
+    result = check_expression(expression, result="any")
+    assert result.ok and result.output_type == output_type
+    assert compile_expression(expression, result="any").output_type == output_type
