@@ -116,3 +116,25 @@ def test_namespace_flag_fills_missing_namespace(tmp_path: Path) -> None:
     del obj["metadata"]["namespace"]
     out = json.loads(run("-f", write(tmp_path, "c.yaml", obj), "-n", "team-a", "-o", "json").stdout)
     assert out["namespace"] == "team-a" and out["object"]["metadata"]["namespace"] == "team-a"
+
+
+def test_v1beta1_claims_and_slices_are_converted_to_v1(tmp_path: Path) -> None:
+    beta_claim = {
+        "apiVersion": "resource.k8s.io/v1beta1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "old-style", "namespace": "default"},
+        "spec": {"devices": {"requests": [{"name": "gpu", "deviceClassName": "gpu.example.com", "count": -1}]}},
+    }
+    beta_slice = {
+        "apiVersion": "resource.k8s.io/v1beta1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": "s"},
+        "spec": {"driver": "gpu.example.com", "nodeName": "n", "pool": {"name": "p", "resourceSliceCount": 1},
+                 "devices": [{"name": "gpu-0", "basic": {"attributes": {"model": {"string": "a"}}}}]},
+    }
+    result = run("-f", write(tmp_path, "beta.yaml", beta_claim, beta_slice), "-o", "json")
+    decisions = json.loads(result.stdout)
+    assert [e["field"] for e in decisions[0]["errors"]] == ["spec.devices.requests[0].exactly.count"]
+    assert decisions[1]["allowed"], decisions[1]["errors"]
+    assert decisions[1]["object"]["spec"]["devices"][0]["attributes"] == {"model": {"string": "a"}}
+    assert "converted from resource.k8s.io/v1beta1" in result.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Sequence
 
 import click
@@ -86,10 +87,10 @@ def _run(filenames: Sequence[str], old_paths: Sequence[str], operation: str | No
     gates = resolve_gates(feature_gates, kubernetes_version)
     labels = parse_labels(namespace_labels)
     op = (operation or ("UPDATE" if old_paths else "CREATE")).upper()
-    objects = load_documents(filenames)
+    objects = [_as_v1(o) for o in load_documents(filenames)]
     if not objects:
         raise UsageError(f"no objects found in {', '.join(filenames)}")
-    olds = load_documents(old_paths) if old_paths else []
+    olds = [_as_v1(o, quiet=True) for o in load_documents(old_paths)] if old_paths else []
     if op == "UPDATE" and not olds:
         raise UsageError("--operation UPDATE needs the stored object(s) in --old")
     if subresource and op != "UPDATE":
@@ -141,6 +142,44 @@ def parse_labels(text: str | None) -> dict[str, str]:
             raise UsageError(f"--namespace-labels: {item!r} is not of the form key=value")
         labels[key.strip()] = value.strip()
     return labels
+
+
+#: request fields that resource.k8s.io/v1beta1 keeps on the request and v1 under ``exactly``
+_V1BETA1_EXACT_FIELDS = ("deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations",
+                         "capacity", "derivedAttributes")
+
+
+def _as_v1(obj: dict, quiet: bool = False) -> dict:
+    """A resource.k8s.io/v1beta1 object in its v1 form (requests under ``exactly``, slice
+    devices without ``basic``), as the API server converts it before validating; other
+    objects unchanged. The decision then names v1 paths, as upstream's errors do."""
+    if obj.get("apiVersion") != "resource.k8s.io/v1beta1":
+        return obj
+    kind = obj.get("kind")
+    out = copy.deepcopy(obj)
+    spec = out.get("spec") if isinstance(out.get("spec"), dict) else {}
+    if kind == "ResourceClaimTemplate":
+        spec = spec.get("spec") if isinstance(spec.get("spec"), dict) else {}
+    if kind in ("ResourceClaim", "ResourceClaimTemplate"):
+        devices = spec.get("devices") if isinstance(spec.get("devices"), dict) else {}
+        for request in devices.get("requests") or []:
+            if not isinstance(request, dict) or request.get("firstAvailable"):
+                continue
+            exactly = {k: request.pop(k) for k in _V1BETA1_EXACT_FIELDS if k in request}
+            if exactly:
+                request["exactly"] = exactly
+    elif kind == "ResourceSlice":
+        for device in spec.get("devices") or []:
+            if isinstance(device, dict) and isinstance(device.get("basic"), dict):
+                device.update(device.pop("basic"))
+    else:
+        return obj
+    out["apiVersion"] = "resource.k8s.io/v1"
+    if not quiet:
+        name = (obj.get("metadata") or {}).get("name", "?") if isinstance(obj.get("metadata"), dict) else "?"
+        warn(f"{kind}/{name}: converted from resource.k8s.io/v1beta1 to v1 for validation; "
+             "the decision names v1 fields")
+    return out
 
 
 def _identity(obj: dict, default_ns: str) -> tuple[str, str, str]:
