@@ -111,12 +111,7 @@ class CompiledExpression:
 
     def matches(self, device: DeviceInput) -> bool:
         """Evaluate as a selector: True/False, or CELRuntimeError (upstream text)."""
-        if device.error is not None:
-            raise CELRuntimeError(device.error)
-        try:
-            value = self._program.eval(device.activation())
-        except RuntimeError as err:  # e.g. cel-cpp's iteration budget
-            raise CELRuntimeError(messages.runtime_error_text(str(err))) from None
+        value = self._eval(device)
         raw = value.value()
         if raw is True or raw is False:
             return raw

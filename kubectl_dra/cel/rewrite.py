@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from kubectl_dra.cel import _types
-from kubectl_dra.cel._proto import checked_pb2, syntax_pb2
+from kubectl_dra.cel._proto import syntax_pb2
 from kubectl_dra.cel.library import (
     COMPARE_FUNCTION,
     FAIL_FUNCTION,
@@ -360,4 +360,4 @@ def rewrite(checked: Any, fold_literals: bool = True) -> Any:
     return Rewriter(checked, fold_literals).rewrite()
 
 
-__all__ = ["rewrite", "Rewriter", "INCLUDES_TOO_LONG", "checked_pb2"]
+__all__ = ["rewrite", "Rewriter", "INCLUDES_TOO_LONG"]
