@@ -98,3 +98,15 @@ def test_update_name_immutable_reported_once_and_namespace_cleared() -> None:
     errs = validate_device_class(prepared, old, Gates())
     assert [e.field for e in errs].count("metadata.name") == 2  # format + immutable, each once
     assert {e.message for e in errs if e.field == "metadata.name"} >= {"field is immutable"}
+
+
+def test_wrong_json_types_are_reported_before_validation() -> None:
+    obj = class_(selectors=[{"cel": {"expression": 5}}], config=[{"opaque": "x"}], extendedResourceName=["a"])
+    obj["metadata"]["namespace"] = "ns"
+    submitted = copy.deepcopy(obj)
+    assert prepare_device_class(obj, None, Gates()) == submitted
+    assert kinds(validate_device_class(obj, None, Gates())) == {
+        ("FieldValueTypeInvalid", "spec.selectors[0].cel.expression"),
+        ("FieldValueTypeInvalid", "spec.config[0].opaque"),
+        ("FieldValueTypeInvalid", "spec.extendedResourceName"),
+    }

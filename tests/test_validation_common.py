@@ -354,3 +354,22 @@ def test_parse_quantity_by_value() -> None:
 def test_gate_enabled_duck_typed() -> None:
     assert c.gate_enabled(None, "X") is False
     assert c.gate_enabled(Gates("X"), "X") is True
+
+
+# ---------------------------------------------------------------------------
+# Shapes
+
+
+def test_check_shape_reports_type_errors_at_paths() -> None:
+    shape = {"n": int, "b": bool, "q": c.QUANTITY, "l": [str], "m": c.MapOf({"v": str}), "any": c.ANY}
+    value = {"n": True, "b": 1, "q": "1 Gi", "l": ["a", 2], "m": {"k": {"v": []}}, "any": object(), "extra": 1}
+    assert kinds(c.check_shape(value, shape, P)) == {
+        ("FieldValueTypeInvalid", "x.n"),
+        ("FieldValueTypeInvalid", "x.b"),
+        ("FieldValueTypeInvalid", "x.q"),
+        ("FieldValueTypeInvalid", "x.l[1]"),
+        ("FieldValueTypeInvalid", "x.m[k].v"),
+    }
+    assert c.check_shape({"n": None, "q": 5, "l": None}, shape, P) == []
+    assert kinds(c.check_shape({"n": 2**63}, shape, P)) == {("FieldValueTypeInvalid", "x.n")}
+    assert kinds(c.check_shape([], shape, P)) == {("FieldValueTypeInvalid", "x")}

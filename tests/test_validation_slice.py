@@ -7,6 +7,8 @@ import copy
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubectl_dra.validation.field import (
     DUPLICATE,
@@ -274,3 +276,71 @@ def test_partition_type_attribute() -> None:
     assert kinds(run(obj)[1]) == {(REQUIRED, "spec.devices[1].attributes[dra.example.com/type]")}
     obj = slice_({"name": "plain"}, partitionTypeAttribute="dra.example.com/type")
     assert kinds(run(obj)[1]) == {(INVALID, "spec.partitionTypeAttribute")}
+
+
+# ---------------------------------------------------------------------------
+# Undecodable requests
+
+
+def test_wrong_json_types_are_reported_before_validation() -> None:
+    obj = slice_({"name": "d", "capacity": {"mem": {"value": "1 Gi"}}, "attributes": {"a": {"int": "1"}}})
+    obj["spec"]["pool"]["resourceSliceCount"] = "1"
+    obj["metadata"]["namespace"] = "ns"
+    submitted = copy.deepcopy(obj)
+    new, errs = run(obj)
+    assert new == submitted  # nothing dropped or cleared from an undecodable request
+    assert kinds(errs) == {
+        ("FieldValueTypeInvalid", "spec.pool.resourceSliceCount"),
+        ("FieldValueTypeInvalid", "spec.devices[0].capacity[mem].value"),
+        ("FieldValueTypeInvalid", "spec.devices[0].attributes[a].int"),
+    }
+
+
+_JUNK = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=5),
+    st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+)
+
+
+def _slots(value: Any, prefix: tuple = ()) -> list[tuple]:
+    """Every (container path) position in a JSON document."""
+    out = []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out.append(prefix + (k,))
+            out.extend(_slots(v, prefix + (k,)))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out.append(prefix + (i,))
+            out.extend(_slots(v, prefix + (i,)))
+    return out
+
+
+_RICH = slice_(
+    {
+        "name": "d",
+        "allowMultipleAllocations": True,
+        "attributes": {"a": {"int": 1}, "b": {"strings": ["x"]}},
+        "capacity": {"c": {"value": "10", "requestPolicy": {"default": "1", "validRange": {"min": "1", "step": "1"}}}},
+        "consumesCounters": [{"counterSet": "s", "counters": {"k": {"value": "1"}}, "compatibilityGroups": ["g"]}],
+        "taints": [{"key": "k", "effect": "NoSchedule"}],
+        "bindingConditions": ["a"],
+        "bindingFailureConditions": ["b"],
+        "nodeAllocatableResources": {"cpu": {"overhead": {"perPod": "1"}}},
+    },
+    nodeSelector={"nodeSelectorTerms": [{"matchExpressions": [{"key": "k", "operator": "In", "values": ["v"]}]}]},
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_malformed_slices_never_crash(data: st.DataObject) -> None:
+    obj = copy.deepcopy(_RICH)
+    slot = data.draw(st.sampled_from(_slots(obj)))
+    parent = obj
+    for part in slot[:-1]:
+        parent = parent[part]
+    parent[slot[-1]] = data.draw(_JUNK)
+    old = copy.deepcopy(_RICH) if data.draw(st.booleans()) else None
+    new, errs = run(obj, old)
+    assert all(isinstance(e, FieldError) for e in errs)

@@ -30,6 +30,11 @@ Field checks (return ``list[FieldError]``):
     ``validate_cel_selector(cel, path, gates, stored=False)`` CEL via ``kubectl_dra.cel``
     ``validate_opaque_configuration(opaque, path, stored=False)`` / ``validate_raw_extension(...)``
     ``validate_list(items, path, max_items, validate_item, key=None)``  TooMany short-circuit + Duplicate
+Shapes (decode-level JSON type checks; run them first and stop on errors, as the API server would
+answer HTTP 400 before validating):
+    ``check_shape(value, shape, path)`` with ``str``/``int``/``bool``/``QUANTITY``/``ANY``/``[shape]``/
+    ``MapOf(shape)``/``{field: shape}``; ready shapes ``OBJECT_META_SHAPE``, ``NODE_SELECTOR_SHAPE``,
+    ``DEVICE_SELECTOR_SHAPE``, ``OPAQUE_CONFIG_SHAPE``, ``DEVICE_TOLERATION_SHAPE``, ``DEVICE_TAINT_SHAPE``
 Other:
     ``middle_truncate(key, max_len)``  shortened map keys in paths
     ``immutable(path, value)``  the "field is immutable" error
@@ -46,6 +51,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from kubectl_dra.quantity import Quantity, QuantityError
 from kubectl_dra.validation.field import (
+    TYPE_INVALID,
     FieldError,
     Path,
     duplicate,
@@ -99,6 +105,16 @@ __all__ = [
     "QuantityError",
     "gate_enabled",
     "json_size",
+    "check_shape",
+    "MapOf",
+    "QUANTITY",
+    "ANY",
+    "OBJECT_META_SHAPE",
+    "NODE_SELECTOR_SHAPE",
+    "DEVICE_SELECTOR_SHAPE",
+    "OPAQUE_CONFIG_SHAPE",
+    "DEVICE_TOLERATION_SHAPE",
+    "DEVICE_TAINT_SHAPE",
     "immutable",
 ]
 
@@ -274,6 +290,103 @@ def is_c_identifier(value: str) -> list[str]:
 def is_semver(value: str) -> bool:
     """True for a semantic version 2.0.0 string as upstream's parser accepts it."""
     return bool(_SEMVER_RE.match(value))
+
+
+# ---------------------------------------------------------------------------
+# Shapes: the JSON types a request must have before the API server can decode it
+
+
+class MapOf:
+    """Shape of a JSON object with arbitrary string keys whose values all have shape ``item``."""
+
+    __slots__ = ("item",)
+
+    def __init__(self, item: Any) -> None:
+        self.item = item
+
+
+#: shape of a resource.Quantity (a string or a number that parses as one)
+QUANTITY = "quantity"
+#: shape that accepts any JSON value
+ANY = "any"
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def check_shape(value: Any, shape: Any, path: Path) -> list[FieldError]:
+    """Type errors (``FieldValueTypeInvalid``) for parts of ``value`` that do not have ``shape``:
+    ``str``/``int``/``bool``, ``QUANTITY``, ``ANY``, ``[shape]`` for lists, ``MapOf(shape)`` and
+    ``{field: shape}`` for objects (unknown fields are ignored; ``null`` is always accepted, as Go
+    decodes it to the zero value). Upstream rejects such requests while decoding (HTTP 400)."""
+    if value is None or shape is ANY:
+        return []
+    if shape is str:
+        return [] if isinstance(value, str) else [_type_error(path, value, "a string")]
+    if shape is bool:
+        return [] if isinstance(value, bool) else [_type_error(path, value, "a boolean")]
+    if shape is int:
+        ok = isinstance(value, int) and not isinstance(value, bool) and _INT64_MIN <= value <= _INT64_MAX
+        return [] if ok else [_type_error(path, value, "a 64-bit integer")]
+    if shape is QUANTITY:
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            return [_type_error(path, value, "a quantity (string or number)")]
+        try:
+            parse_quantity(value)
+        except QuantityError as exc:
+            return [FieldError(TYPE_INVALID, str(path), value, str(exc))]
+        return []
+    if isinstance(shape, list):
+        if not isinstance(value, list):
+            return [_type_error(path, value, "a list")]
+        return [e for i, item in enumerate(value) for e in check_shape(item, shape[0], path.index(i))]
+    if isinstance(shape, MapOf):
+        if not isinstance(value, dict):
+            return [_type_error(path, value, "an object")]
+        return [e for k, item in value.items() for e in check_shape(item, shape.item, path.key(str(k)))]
+    if isinstance(shape, dict):
+        if not isinstance(value, dict):
+            return [_type_error(path, value, "an object")]
+        return [e for k, sub in shape.items() if k in value for e in check_shape(value[k], sub, path.child(k))]
+    raise TypeError(f"unknown shape {shape!r}")
+
+
+def _type_error(path: Path, value: Any, expected: str) -> FieldError:
+    shown = value if isinstance(value, (str, int, float, bool)) else type(value).__name__
+    return FieldError(TYPE_INVALID, str(path), shown, f"must be {expected}")
+
+
+#: ObjectMeta fields that validation reads
+OBJECT_META_SHAPE: dict[str, Any] = {
+    "name": str,
+    "generateName": str,
+    "namespace": str,
+    "uid": str,
+    "resourceVersion": str,
+    "generation": int,
+    "labels": MapOf(str),
+    "annotations": MapOf(str),
+    "finalizers": [str],
+    "ownerReferences": [
+        {"apiVersion": str, "kind": str, "name": str, "uid": str, "controller": bool, "blockOwnerDeletion": bool}
+    ],
+}
+_NODE_SELECTOR_REQUIREMENT_SHAPE = {"key": str, "operator": str, "values": [str]}
+#: core/v1 NodeSelector
+NODE_SELECTOR_SHAPE: dict[str, Any] = {
+    "nodeSelectorTerms": [
+        {"matchExpressions": [_NODE_SELECTOR_REQUIREMENT_SHAPE], "matchFields": [_NODE_SELECTOR_REQUIREMENT_SHAPE]}
+    ]
+}
+#: DeviceSelector
+DEVICE_SELECTOR_SHAPE: dict[str, Any] = {"cel": {"expression": str}}
+#: OpaqueDeviceConfiguration (parameters: any JSON, checked by validation)
+OPAQUE_CONFIG_SHAPE: dict[str, Any] = {"driver": str, "parameters": ANY}
+#: DeviceToleration
+DEVICE_TOLERATION_SHAPE: dict[str, Any] = {
+    "key": str, "operator": str, "value": str, "effect": str, "tolerationSeconds": int
+}
+#: DeviceTaint
+DEVICE_TAINT_SHAPE: dict[str, Any] = {"key": str, "value": str, "effect": str, "timeAdded": str}
 
 
 # ---------------------------------------------------------------------------

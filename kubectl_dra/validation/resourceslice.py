@@ -14,6 +14,12 @@ from typing import Any, Callable
 
 from kubectl_dra.quantity import Quantity, QuantityError
 from kubectl_dra.validation.common import (
+    NODE_SELECTOR_SHAPE,
+    OBJECT_META_SHAPE,
+    DEVICE_TAINT_SHAPE,
+    QUANTITY,
+    MapOf,
+    check_shape,
     gate_enabled,
     immutable,
     is_semver,
@@ -35,6 +41,7 @@ from kubectl_dra.validation.common import (
     validate_skip_node_operations,
 )
 from kubectl_dra.validation.field import (
+    TYPE_INVALID,
     FieldError,
     Path,
     duplicate,
@@ -45,7 +52,13 @@ from kubectl_dra.validation.field import (
     too_many,
 )
 
-__all__ = ["prepare_resource_slice", "validate_resource_slice", "warnings_resource_slice"]
+__all__ = [
+    "RESOURCE_SLICE_SHAPE",
+    "prepare_resource_slice",
+    "shape_errors",
+    "validate_resource_slice",
+    "warnings_resource_slice",
+]
 
 # k8s.io/api resource/v1 limits
 MAX_DEVICES = 128
@@ -68,6 +81,67 @@ INT64_MIN = -(2**63)
 LIST_ATTRIBUTE_FIELDS = ("bools", "ints", "strings", "versions")
 NODE_FIELDS = ("nodeName", "nodeSelector", "allNodes")
 NODE_ALLOCATABLE_FIXED = ("cpu", "memory")
+
+# ---------------------------------------------------------------------------
+# Shape (JSON types) of the fields the strategy and validation read
+
+_COUNTERS_SHAPE = MapOf({"value": QUANTITY})
+_DEVICE_SHAPE: dict[str, Any] = {
+    "name": str,
+    "attributes": MapOf(
+        {"int": int, "bool": bool, "string": str, "version": str,
+         "ints": [int], "bools": [bool], "strings": [str], "versions": [str]}
+    ),
+    "capacity": MapOf(
+        {
+            "value": QUANTITY,
+            "requestPolicy": {
+                "default": QUANTITY,
+                "validValues": [QUANTITY],
+                "validRange": {"min": QUANTITY, "max": QUANTITY, "step": QUANTITY},
+            },
+        }
+    ),
+    "consumesCounters": [{"counterSet": str, "counters": _COUNTERS_SHAPE, "compatibilityGroups": [str]}],
+    "nodeName": str,
+    "nodeSelector": NODE_SELECTOR_SHAPE,
+    "allNodes": bool,
+    "allowMultipleAllocations": bool,
+    "taints": [DEVICE_TAINT_SHAPE],
+    "bindsToNode": bool,
+    "bindingConditions": [str],
+    "bindingFailureConditions": [str],
+    "nodeAllocatableResources": MapOf(
+        {
+            "mapping": {"capacityKey": str, "capacityMultiplier": QUANTITY, "deviceMultiplier": QUANTITY},
+            "overhead": {"perPod": QUANTITY, "perContainer": QUANTITY},
+        }
+    ),
+}
+#: the JSON types of a ResourceSlice as far as admission reads it
+RESOURCE_SLICE_SHAPE: dict[str, Any] = {
+    "metadata": OBJECT_META_SHAPE,
+    "spec": {
+        "driver": str,
+        "pool": {"name": str, "generation": int, "resourceSliceCount": int},
+        "nodeName": str,
+        "nodeSelector": NODE_SELECTOR_SHAPE,
+        "allNodes": bool,
+        "perDeviceNodeSelection": bool,
+        "devices": [_DEVICE_SHAPE],
+        "sharedCounters": [{"name": str, "counters": _COUNTERS_SHAPE}],
+        "skipNodeOperations": [str],
+        "partitionTypeAttribute": str,
+    },
+}
+
+
+def shape_errors(obj: Any) -> list[FieldError]:
+    """Type errors of a ResourceSlice document (what would fail to decode upstream)."""
+    if not isinstance(obj, dict):
+        return [FieldError(TYPE_INVALID, "<root>", type(obj).__name__, "must be an object")]
+    return [e for k in ("metadata", "spec") for e in check_shape(obj.get(k), RESOURCE_SLICE_SHAPE[k], Path.root(k))]
+
 
 # ---------------------------------------------------------------------------
 # Strategy: drop fields of disabled gates
@@ -192,6 +266,8 @@ def prepare_resource_slice(
     """Apply the create (``old`` None) or update strategy to ``obj`` in place: clear the namespace
     (cluster-scoped kind) and drop fields of disabled gates unless ``old`` uses them.
     Returns ``(obj, warnings)``: the same dict and the API server's warnings for it."""
+    if shape_errors(obj) or (old is not None and shape_errors(old)):
+        return obj, []  # undecodable: left as submitted for validation to report
     meta = obj.get("metadata")
     if isinstance(meta, dict):
         meta.pop("namespace", None)
@@ -215,6 +291,10 @@ def warnings_resource_slice(obj: dict[str, Any], old: dict[str, Any] | None = No
 
 def validate_resource_slice(obj: dict[str, Any], old: dict[str, Any] | None, gates: Any) -> list[FieldError]:
     """Field errors for creating (``old`` None) or updating a ResourceSlice, after preparation."""
+    decode_errs = shape_errors(obj) + (shape_errors(old) if old is not None else [])
+    if decode_errs:
+        # The API server cannot even decode such a request (HTTP 400): nothing else is reported.
+        return decode_errs
     meta_path = Path.root("metadata")
     if old is None:
         errs = validate_object_meta(obj.get("metadata"), False, meta_path)
@@ -257,7 +337,7 @@ def _validate_spec(
         return _validate_device(device, old_devices.get(device.get("name")), p, per_device, gates)
 
     errs.extend(
-        validate_list(devices, path.child("devices"), max_devices, check_device, key=lambda d: (d or {}).get("name", ""))
+        validate_list(devices, path.child("devices"), max_devices, check_device, key=lambda d: (d or {}).get("name") or "")
     )
     errs.extend(
         validate_list(
@@ -265,7 +345,7 @@ def _validate_spec(
             path.child("sharedCounters"),
             MAX_COUNTER_SETS,
             _validate_counter_set,
-            key=lambda s: (s or {}).get("name", ""),
+            key=lambda s: (s or {}).get("name") or "",
         )
     )
     if spec.get("partitionTypeAttribute") is not None:
@@ -378,7 +458,7 @@ def _validate_device(
             path.child("consumesCounters"),
             MAX_COUNTER_CONSUMPTIONS_PER_DEVICE,
             _validate_counter_consumption,
-            key=lambda c: (c or {}).get("counterSet", ""),
+            key=lambda c: (c or {}).get("counterSet") or "",
         )
     )
     errs.extend(_validate_device_node_selection(device, path, per_device))
@@ -489,8 +569,8 @@ def _validate_multi_capacity(capacity: Any, path: Path, gates: Any) -> list[Fiel
         return []
     try:
         value = parse_quantity(capacity.get("value"))
-    except QuantityError as exc:
-        return [invalid(path.child("value"), capacity.get("value"), str(exc))]
+    except QuantityError:
+        return []  # reported by _quantity_errors before validation
     return _validate_request_policy(value, policy if isinstance(policy, dict) else {}, path.child("requestPolicy"), gates)
 
 
@@ -511,8 +591,8 @@ def _validate_request_policy(capacity: Quantity, policy: dict[str, Any], path: P
         if vr is not None:
             vr = vr if isinstance(vr, dict) else {}
             valid_range = {k: _q(vr.get(k)) for k in ("min", "max", "step")}
-    except QuantityError as exc:
-        return [invalid(path, policy, f"quantities must parse: {exc}")]
+    except QuantityError:
+        return []  # reported by _quantity_errors before validation
     if valid_values and valid_range is not None:
         return [forbidden(path, 'exactly one policy can be specified, cannot specify "validValues" and "validRange" at the same time')]
     fractional = gate_enabled(gates, "DRAFractionalCapacityRange")
