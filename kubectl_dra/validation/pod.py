@@ -12,7 +12,7 @@ import copy
 from typing import TYPE_CHECKING, Any
 
 from . import common
-from .field import FieldError, Path, duplicate, forbidden, invalid, required
+from .field import FieldError, Path, duplicate, forbidden, required
 from .podgroup import validate_claim_reference
 from .resourceclaim import as_dict, as_list, as_str, normalized
 
