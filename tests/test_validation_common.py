@@ -373,3 +373,18 @@ def test_check_shape_reports_type_errors_at_paths() -> None:
     assert c.check_shape({"n": None, "q": 5, "l": None}, shape, P) == []
     assert kinds(c.check_shape({"n": 2**63}, shape, P)) == {("FieldValueTypeInvalid", "x.n")}
     assert kinds(c.check_shape([], shape, P)) == {("FieldValueTypeInvalid", "x")}
+
+
+def test_timestamps_may_arrive_as_datetimes() -> None:
+    import datetime
+
+    taint = {"key": "k", "effect": "NoSchedule", "timeAdded": datetime.datetime(2026, 1, 1)}
+    assert c.check_shape(taint, c.DEVICE_TAINT_SHAPE, P) == []
+    assert kinds(c.check_shape(dict(taint, timeAdded=5), c.DEVICE_TAINT_SHAPE, P)) == {
+        ("FieldValueTypeInvalid", "x.timeAdded")
+    }
+
+
+def test_annotation_size_counts_bytes() -> None:
+    meta = {"name": "a", "annotations": {"k": "é" * (128 * 1024)}}  # 256 KiB of characters, 512 KiB of bytes
+    assert kinds(c.validate_object_meta(meta, False)) == {(TOO_LONG, "metadata.annotations")}

@@ -32,7 +32,7 @@ Field checks (return ``list[FieldError]``):
     ``validate_list(items, path, max_items, validate_item, key=None)``  TooMany short-circuit + Duplicate
 Shapes (decode-level JSON type checks; run them first and stop on errors, as the API server would
 answer HTTP 400 before validating):
-    ``check_shape(value, shape, path)`` with ``str``/``int``/``bool``/``QUANTITY``/``ANY``/``[shape]``/
+    ``check_shape(value, shape, path)`` with ``str``/``int``/``bool``/``QUANTITY``/``TIMESTAMP``/``ANY``/``[shape]``/
     ``MapOf(shape)``/``{field: shape}``; ready shapes ``OBJECT_META_SHAPE``, ``NODE_SELECTOR_SHAPE``,
     ``DEVICE_SELECTOR_SHAPE``, ``OPAQUE_CONFIG_SHAPE``, ``DEVICE_TOLERATION_SHAPE``, ``DEVICE_TAINT_SHAPE``
 Other:
@@ -45,6 +45,7 @@ Other:
 
 from __future__ import annotations
 
+import datetime
 import json
 import re
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -109,6 +110,7 @@ __all__ = [
     "MapOf",
     "QUANTITY",
     "ANY",
+    "TIMESTAMP",
     "OBJECT_META_SHAPE",
     "NODE_SELECTOR_SHAPE",
     "DEVICE_SELECTOR_SHAPE",
@@ -309,6 +311,8 @@ class MapOf:
 QUANTITY = "quantity"
 #: shape that accepts any JSON value
 ANY = "any"
+#: shape of a metav1.Time: an RFC 3339 string (YAML loaders may already have made it a datetime)
+TIMESTAMP = "timestamp"
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
@@ -327,6 +331,9 @@ def check_shape(value: Any, shape: Any, path: Path) -> list[FieldError]:
     if shape is int:
         ok = isinstance(value, int) and not isinstance(value, bool) and _INT64_MIN <= value <= _INT64_MAX
         return [] if ok else [_type_error(path, value, "a 64-bit integer")]
+    if shape is TIMESTAMP:
+        ok = isinstance(value, (str, datetime.date))
+        return [] if ok else [_type_error(path, value, "a timestamp string")]
     if shape is QUANTITY:
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):
             return [_type_error(path, value, "a quantity (string or number)")]
@@ -386,7 +393,7 @@ DEVICE_TOLERATION_SHAPE: dict[str, Any] = {
     "key": str, "operator": str, "value": str, "effect": str, "tolerationSeconds": int
 }
 #: DeviceTaint
-DEVICE_TAINT_SHAPE: dict[str, Any] = {"key": str, "value": str, "effect": str, "timeAdded": str}
+DEVICE_TAINT_SHAPE: dict[str, Any] = {"key": str, "value": str, "effect": str, "timeAdded": TIMESTAMP}
 
 
 # ---------------------------------------------------------------------------
@@ -591,7 +598,7 @@ def validate_annotations(annotations: Any, path: Path) -> list[FieldError]:
     total = 0
     for k, v in annotations.items():
         errs.extend(invalid(path, k, m) for m in is_qualified_name(str(k).lower()))
-        total += len(str(k)) + len("" if v is None else str(v))
+        total += len(str(k).encode("utf-8")) + len(("" if v is None else str(v)).encode("utf-8"))
     if total > TOTAL_ANNOTATION_SIZE:
         errs.append(too_long(path, "", TOTAL_ANNOTATION_SIZE))
     return errs
