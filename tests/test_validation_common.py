@@ -386,5 +386,24 @@ def test_timestamps_may_arrive_as_datetimes() -> None:
 
 
 def test_annotation_size_counts_bytes() -> None:
-    meta = {"name": "a", "annotations": {"k": "é" * (128 * 1024)}}  # 256 KiB of characters, 512 KiB of bytes
+    meta = {"name": "a", "annotations": {"k": "é" * (128 * 1024)}}  # 128 Ki characters, 256 KiB + 1 bytes
     assert kinds(c.validate_object_meta(meta, False)) == {(TOO_LONG, "metadata.annotations")}
+
+
+@pytest.mark.parametrize(
+    "a, b, quantities, equal",
+    [
+        (None, [], False, True),
+        ({"a": None}, {}, False, True),
+        ({"a": ""}, {"b": []}, False, True),
+        ({"v": "1Gi"}, {"v": "1024Mi"}, True, True),
+        ({"v": "1Gi"}, {"v": "1024Mi"}, False, False),
+        ([1, 2], [2, 1], False, False),
+        (True, 1, True, False),
+        ("x", "y", True, False),
+        ({"k": {"v": "1"}}, {"k": {"v": 1}}, True, True),
+    ],
+)
+def test_semantic_equal(a: object, b: object, quantities: bool, equal: bool) -> None:
+    assert c.semantic_equal(a, b, quantities) is equal
+    assert c.semantic_equal(b, a, quantities) is equal

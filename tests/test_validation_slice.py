@@ -344,3 +344,12 @@ def test_malformed_slices_never_crash(data: st.DataObject) -> None:
     old = copy.deepcopy(_RICH) if data.draw(st.booleans()) else None
     new, errs = run(obj, old)
     assert all(isinstance(e, FieldError) for e in errs)
+
+
+def test_capacity_rewritten_in_other_units_counts_as_unchanged() -> None:
+    old = slice_({"name": "d", "capacity": {"bad-name": {"value": "1Gi"}}})
+    new = copy.deepcopy(old)
+    new["spec"]["devices"][0]["capacity"]["bad-name"]["value"] = "1024Mi"
+    assert run(new, old)[1] == []
+    new["spec"]["devices"][0]["capacity"]["bad-name"]["value"] = "2Gi"
+    assert kinds(run(new, old)[1]) == {(INVALID, "spec.devices[0].capacity")}

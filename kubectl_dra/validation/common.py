@@ -38,6 +38,7 @@ answer HTTP 400 before validating):
 Other:
     ``middle_truncate(key, max_len)``  shortened map keys in paths
     ``immutable(path, value)``  the "field is immutable" error
+    ``semantic_equal(a, b, quantities=False)``  Semantic.DeepEqual on decoded JSON (empty == absent)
     ``parse_quantity(value) -> Quantity``  a resource.Quantity decoded as from JSON
     ``gate_enabled(gates, name)``  duck-typed feature-gate test (None = all off)
     ``json_size(value)``  bytes of the compact JSON encoding
@@ -118,6 +119,7 @@ __all__ = [
     "DEVICE_TOLERATION_SHAPE",
     "DEVICE_TAINT_SHAPE",
     "immutable",
+    "semantic_equal",
 ]
 
 # ---------------------------------------------------------------------------
@@ -425,6 +427,32 @@ def middle_truncate(key: str, max_len: int) -> str:
     head = (keep + 1) // 2
     tail = keep - head
     return key[:head] + "..." + key[len(key) - tail :]
+
+
+def semantic_equal(a: Any, b: Any, quantities: bool = False) -> bool:
+    """Deep equality in the spirit of ``apiequality.Semantic.DeepEqual`` on decoded JSON: absent,
+    ``null``, ``""``, ``[]`` and ``{}`` are the same empty value; with ``quantities``, two scalars
+    that parse as equal quantities are equal (``1Gi`` == ``1024Mi``)."""
+    if _is_empty(a) and _is_empty(b):
+        return True
+    if isinstance(a, dict) and isinstance(b, dict):
+        return all(semantic_equal(a.get(k), b.get(k), quantities) for k in set(a) | set(b))
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(semantic_equal(x, y, quantities) for x, y in zip(a, b))
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if a == b and type(a) is type(b):
+        return True
+    if quantities and isinstance(a, (str, int, float)) and isinstance(b, (str, int, float)):
+        try:
+            return parse_quantity(a) == parse_quantity(b)
+        except QuantityError:
+            return False
+    return False
+
+
+def _is_empty(value: Any) -> bool:
+    return value is None or (isinstance(value, (str, list, dict)) and len(value) == 0)
 
 
 def immutable(path: Path, value: Any) -> FieldError:

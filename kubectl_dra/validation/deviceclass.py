@@ -17,6 +17,7 @@ from kubectl_dra.validation.common import (
     OPAQUE_CONFIG_SHAPE,
     check_shape,
     is_qualified_name,
+    semantic_equal,
     validate_list,
     validate_object_meta,
     validate_object_meta_update,
@@ -97,10 +98,10 @@ def _dedupe(errs: list[FieldError]) -> list[FieldError]:
 def _validate_spec(spec: dict[str, Any], old_spec: dict[str, Any] | None, path: Path, gates: Any) -> list[FieldError]:
     """DeviceClassSpec: selectors (CEL), config (opaque), extendedResourceName."""
     selectors = spec.get("selectors") or []
-    stored = old_spec is not None and (old_spec.get("selectors") or []) == selectors
+    stored = old_spec is not None and semantic_equal(old_spec.get("selectors"), selectors)
     errs = validate_selectors(selectors, path.child("selectors"), gates, stored=stored, max_items=MAX_SELECTORS)
     config = spec.get("config") or []
-    stored = old_spec is not None and (old_spec.get("config") or []) == config
+    stored = old_spec is not None and semantic_equal(old_spec.get("config"), config)
     errs.extend(
         validate_list(config, path.child("config"), MAX_CONFIGS, lambda c, p: _validate_class_config(c, p, stored))
     )

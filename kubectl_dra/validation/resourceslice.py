@@ -25,6 +25,7 @@ from kubectl_dra.validation.common import (
     is_semver,
     middle_truncate,
     parse_quantity,
+    semantic_equal,
     validate_binding_conditions,
     validate_device_name,
     validate_device_taint,
@@ -330,11 +331,13 @@ def _validate_spec(
     if _taints_in_use(spec) or _has_consumes_counters(spec) or _list_attributes_in_use(spec):
         max_devices = MAX_DEVICES_WITH_ADVANCED_FEATURES
     per_device = spec.get("perDeviceNodeSelection")
-    old_devices = {d.get("name"): d for d in _devices(old_spec)} if old_spec is not None else {}
+    old_devices: dict[str, dict[str, Any]] = {}
+    for old_device in _devices(old_spec) if old_spec is not None else []:
+        old_devices.setdefault(old_device.get("name") or "", old_device)  # the first one, as upstream
 
     def check_device(device: Any, p: Path) -> list[FieldError]:
         device = device if isinstance(device, dict) else {}
-        return _validate_device(device, old_devices.get(device.get("name")), p, per_device, gates)
+        return _validate_device(device, old_devices.get(device.get("name") or ""), p, per_device, gates)
 
     errs.extend(
         validate_list(devices, path.child("devices"), max_devices, check_device, key=lambda d: (d or {}).get("name") or "")
@@ -443,14 +446,14 @@ def _validate_device(
     errs.extend(
         _validate_map(attributes, None, ATTRIBUTE_KEY_TRUNCATE, validate_qualified_name, _validate_attribute, path.child("attributes"))
     )
-    if old_device is None or (old_device.get("capacity") or {}) != capacity:
+    if old_device is None or not semantic_equal(old_device.get("capacity"), capacity, quantities=True):
         if device.get("allowMultipleAllocations") is True:
             check_capacity: Callable[[Any, Path], list[FieldError]] = lambda c, p: _validate_multi_capacity(c, p, gates)
         else:
             check_capacity = _validate_single_capacity
         errs.extend(_validate_map(capacity, None, ATTRIBUTE_KEY_TRUNCATE, validate_qualified_name, check_capacity, path.child("capacity")))
     taints = device.get("taints") or []
-    if old_device is None or (old_device.get("taints") or []) != taints:
+    if old_device is None or not semantic_equal(old_device.get("taints"), taints):
         errs.extend(validate_list(taints, path.child("taints"), MAX_TAINTS_PER_DEVICE, validate_device_taint))
     errs.extend(
         validate_list(
