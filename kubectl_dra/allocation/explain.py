@@ -402,7 +402,8 @@ def explain_node(node: str, status: str, claims: Sequence[Obj], tracer: ExplainT
         chosen = _chosen_devices(result)
         for spec in request_specs(claim):
             trace = _trace_for(tracer, key, spec.name)
-            requests.append(explain_request(key, spec, trace, chosen.get(spec.name, [])))
+            # pop: a repeated request name (stored before validation forbade it) gets the devices once
+            requests.append(explain_request(key, spec, trace, chosen.pop(spec.name, [])))
     pools = [(d, p, r) for (d, p), r in (tracer.pools.items() if tracer else [])]
     refs = frozenset(f"{k[0]}/{k[1]}" for k in (claim_key(c) for c in claims))
     explanation = NodeExplanation(node, status, "", requests, pools, error, refs)
