@@ -174,6 +174,7 @@ def _regex_error(msg: str, fmt: str, *examples: str) -> str:
 
 
 def _max_len_error(length: int) -> str:
+    """Upstream's MaxLenError wording."""
     return f"must be no more than {length} characters"
 
 
@@ -306,6 +307,7 @@ class MapOf:
     __slots__ = ("item",)
 
     def __init__(self, item: Any) -> None:
+        """Wrap the shape of the map's values."""
         self.item = item
 
 
@@ -360,6 +362,7 @@ def check_shape(value: Any, shape: Any, path: Path) -> list[FieldError]:
 
 
 def _type_error(path: Path, value: Any, expected: str) -> FieldError:
+    """A decode-level type error: the value shown briefly, the expected JSON type named."""
     shown = value if isinstance(value, (str, int, float, bool)) else type(value).__name__
     return FieldError(TYPE_INVALID, str(path), shown, f"must be {expected}")
 
@@ -452,6 +455,7 @@ def semantic_equal(a: Any, b: Any, quantities: bool = False) -> bool:
 
 
 def _is_empty(value: Any) -> bool:
+    """Absent, null, empty string, list or map: what Semantic.DeepEqual treats alike."""
     return value is None or (isinstance(value, (str, list, dict)) and len(value) == 0)
 
 
@@ -766,6 +770,7 @@ def validate_node_selector_term(term: Any, path: Path) -> list[FieldError]:
 
 
 def _validate_node_selector_requirement(req: dict[str, Any], path: Path) -> list[FieldError]:
+    """A label requirement: operator/values pairing, label-key syntax, label-value syntax."""
     errs: list[FieldError] = []
     op = req.get("operator") or ""
     values = req.get("values") or []
@@ -791,6 +796,7 @@ def _validate_node_selector_requirement(req: dict[str, Any], path: Path) -> list
 
 
 def _validate_node_field_requirement(req: dict[str, Any], path: Path) -> list[FieldError]:
+    """A field requirement: only ``metadata.name`` with In/NotIn and one node name."""
     errs: list[FieldError] = []
     op = req.get("operator") or ""
     values = req.get("values") or []

@@ -167,16 +167,19 @@ def _present(d: dict[str, Any], key: str) -> bool:
 
 
 def _taints_in_use(spec: dict[str, Any]) -> bool:
+    """Any device with a non-empty taints list (DRADeviceTaints in use)."""
     return any(d.get("taints") for d in _devices(spec))
 
 
 def _partitionable_in_use(spec: dict[str, Any]) -> bool:
+    """Counter sets, per-device node selection (even false) or partitionable device fields present."""
     if spec.get("sharedCounters") or _present(spec, "perDeviceNodeSelection"):
         return True
     return any(d.get("consumesCounters") or any(_present(d, f) for f in NODE_FIELDS) for d in _devices(spec))
 
 
 def _binding_in_use(spec: dict[str, Any]) -> bool:
+    """Any device with binding conditions, binding failure conditions or bindsToNode."""
     return any(
         d.get("bindingConditions") or d.get("bindingFailureConditions") or _present(d, "bindsToNode")
         for d in _devices(spec)
@@ -184,6 +187,7 @@ def _binding_in_use(spec: dict[str, Any]) -> bool:
 
 
 def _consumable_in_use(spec: dict[str, Any]) -> bool:
+    """Any device with allowMultipleAllocations (even false) or a capacity request policy."""
     for d in _devices(spec):
         if _present(d, "allowMultipleAllocations"):
             return True
@@ -194,10 +198,12 @@ def _consumable_in_use(spec: dict[str, Any]) -> bool:
 
 
 def _node_allocatable_in_use(spec: dict[str, Any]) -> bool:
+    """Any device with a non-empty nodeAllocatableResources map."""
     return any(d.get("nodeAllocatableResources") for d in _devices(spec))
 
 
 def _list_attributes_in_use(spec: dict[str, Any]) -> bool:
+    """Any attribute with a list value present (even empty)."""
     for d in _devices(spec):
         for attr in (d.get("attributes") or {}).values():
             if isinstance(attr, dict) and any(_present(attr, f) for f in LIST_ATTRIBUTE_FIELDS):
@@ -206,6 +212,7 @@ def _list_attributes_in_use(spec: dict[str, Any]) -> bool:
 
 
 def _compat_groups_in_use(spec: dict[str, Any]) -> bool:
+    """Any counter consumption with a non-empty compatibilityGroups list."""
     for d in _devices(spec):
         for cc in d.get("consumesCounters") or []:
             if isinstance(cc, dict) and cc.get("compatibilityGroups"):
@@ -214,6 +221,7 @@ def _compat_groups_in_use(spec: dict[str, Any]) -> bool:
 
 
 def _drop_device_fields(spec: dict[str, Any], *fields: str) -> None:
+    """Remove the given fields from every device."""
     for d in _devices(spec):
         for f in fields:
             d.pop(f, None)
@@ -336,6 +344,7 @@ def _validate_spec(
         old_devices.setdefault(old_device.get("name") or "", old_device)  # the first one, as upstream
 
     def check_device(device: Any, p: Path) -> list[FieldError]:
+        """One device, compared with the stored device of the same name."""
         device = device if isinstance(device, dict) else {}
         return _validate_device(device, old_devices.get(device.get("name") or ""), p, per_device, gates)
 
@@ -359,6 +368,7 @@ def _validate_spec(
 
 
 def _has_consumes_counters(spec: dict[str, Any]) -> bool:
+    """Any device consumes counters (lowers the device limit, enables partitionTypeAttribute)."""
     return any(d.get("consumesCounters") for d in _devices(spec))
 
 
@@ -444,14 +454,21 @@ def _validate_device(
             invalid(path, values, f"the total number of attribute values must not exceed {MAX_ATTRIBUTE_VALUES_PER_DEVICE}")
         )
     errs.extend(
-        _validate_map(attributes, None, ATTRIBUTE_KEY_TRUNCATE, validate_qualified_name, _validate_attribute, path.child("attributes"))
+        _validate_map(
+            attributes, None, ATTRIBUTE_KEY_TRUNCATE, validate_qualified_name, _validate_attribute,
+            path.child("attributes"),
+        )
     )
     if old_device is None or not semantic_equal(old_device.get("capacity"), capacity, quantities=True):
         if device.get("allowMultipleAllocations") is True:
             check_capacity: Callable[[Any, Path], list[FieldError]] = lambda c, p: _validate_multi_capacity(c, p, gates)
         else:
             check_capacity = _validate_single_capacity
-        errs.extend(_validate_map(capacity, None, ATTRIBUTE_KEY_TRUNCATE, validate_qualified_name, check_capacity, path.child("capacity")))
+        errs.extend(
+            _validate_map(
+                capacity, None, ATTRIBUTE_KEY_TRUNCATE, validate_qualified_name, check_capacity, path.child("capacity")
+            )
+        )
     taints = device.get("taints") or []
     if old_device is None or not semantic_equal(old_device.get("taints"), taints):
         errs.extend(validate_list(taints, path.child("taints"), MAX_TAINTS_PER_DEVICE, validate_device_taint))
@@ -466,7 +483,11 @@ def _validate_device(
     )
     errs.extend(_validate_device_node_selection(device, path, per_device))
     errs.extend(validate_binding_conditions(device, path))
-    errs.extend(_validate_node_allocatable(device.get("nodeAllocatableResources") or {}, capacity, path.child("nodeAllocatableResources")))
+    errs.extend(
+        _validate_node_allocatable(
+            device.get("nodeAllocatableResources") or {}, capacity, path.child("nodeAllocatableResources")
+        )
+    )
     return errs
 
 
@@ -501,16 +522,19 @@ def _validate_map(
 
 
 def _byte_len(value: Any) -> int:
+    """Length in bytes, as Go's len() of a string."""
     return len(str(value).encode("utf-8"))
 
 
 def _validate_string_value(value: Any, path: Path) -> list[FieldError]:
+    """A string attribute value: at most 64 bytes."""
     if _byte_len(value) > ATTRIBUTE_MAX_VALUE_LENGTH:
         return [too_long(path, "", ATTRIBUTE_MAX_VALUE_LENGTH)]
     return []
 
 
 def _validate_version_value(value: Any, path: Path) -> list[FieldError]:
+    """A version attribute value: semver 2.0.0, at most 64 bytes."""
     errs: list[FieldError] = []
     if not isinstance(value, str) or not is_semver(value):
         errs.append(invalid(path, value, "must be a string compatible with semver.org spec 2.0.0"))
@@ -597,7 +621,8 @@ def _validate_request_policy(capacity: Quantity, policy: dict[str, Any], path: P
     except QuantityError:
         return []  # reported by _quantity_errors before validation
     if valid_values and valid_range is not None:
-        return [forbidden(path, 'exactly one policy can be specified, cannot specify "validValues" and "validRange" at the same time')]
+        message = 'exactly one policy can be specified, cannot specify "validValues" and "validRange" at the same time'
+        return [forbidden(path, message)]
     fractional = gate_enabled(gates, "DRAFractionalCapacityRange")
     if valid_values:
         if default is None:
@@ -638,6 +663,7 @@ def _validate_valid_values(
 
 
 def _is_fractional(q: Quantity) -> bool:
+    """Whether a quantity has a fractional part (selects milli-unit arithmetic)."""
     return not q.is_integer()
 
 
@@ -722,6 +748,7 @@ def _validate_step(value: Quantity, lo: Quantity, step: Quantity, use_milli: boo
 
 
 def _validate_counter_name(name: str, path: Path) -> list[FieldError]:
+    """Counter and counter-set names are DNS labels."""
     return validate_dns_label(name, path)
 
 
@@ -823,6 +850,7 @@ def _validate_node_allocatable(mappings: Any, capacity: dict[str, Any], path: Pa
 
 
 def _sign_of(value: Any) -> int | None:
+    """Sign of a quantity field (None when it does not parse)."""
     try:
         return parse_quantity(value).sign()
     except QuantityError:
@@ -830,6 +858,7 @@ def _sign_of(value: Any) -> int | None:
 
 
 def _validate_allocatable_mapping(mapping: dict[str, Any], capacity: dict[str, Any], path: Path) -> list[FieldError]:
+    """A node-allocatable mapping: capacityKey and capacityMultiplier go together; multipliers positive."""
     errs: list[FieldError] = []
     key = mapping.get("capacityKey")
     mult = mapping.get("capacityMultiplier")
@@ -851,6 +880,7 @@ def _validate_allocatable_mapping(mapping: dict[str, Any], capacity: dict[str, A
 
 
 def _validate_allocatable_overhead(overhead: dict[str, Any], path: Path) -> list[FieldError]:
+    """A node-allocatable overhead: perPod or perContainer, neither negative."""
     per_pod, per_container = overhead.get("perPod"), overhead.get("perContainer")
     if per_pod is None and per_container is None:
         return [invalid(path, "", "at least one of perPod or perContainer must be set")]
@@ -883,8 +913,12 @@ def _validate_partition_type_attribute(spec: dict[str, Any], path: Path) -> list
         attr = attrs.get(name) if name in attrs else (attrs.get(bare) if bare and bare in attrs else None)
         if attr is None:
             errs.append(
-                required(apath, "device consumes counters and `partitionTypeAttribute` names this attribute, so it must be set")
+                required(
+                    apath,
+                    "device consumes counters and `partitionTypeAttribute` names this attribute, so it must be set",
+                )
             )
         elif not isinstance(attr, dict) or attr.get("string") is None:
-            errs.append(invalid(apath, attr, "must be a string value because `partitionTypeAttribute` names this attribute"))
+            message = "must be a string value because `partitionTypeAttribute` names this attribute"
+            errs.append(invalid(apath, attr, message))
     return errs
