@@ -10,6 +10,7 @@ owns it and the conformance objects do not show it.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Callable
 
 from kubectl_dra.quantity import Quantity, QuantityError
@@ -290,7 +291,8 @@ def warnings_resource_slice(obj: dict[str, Any], old: dict[str, Any] | None = No
     """Warnings the API server returns with an accepted slice (upper-case driver name)."""
     driver = _spec(obj).get("driver") or ""
     if isinstance(driver, str) and driver != driver.lower():
-        return [f"spec.driver: driver names should be lowercase; {driver!r} contains uppercase characters"]
+        quoted = json.dumps(driver, ensure_ascii=False)  # Go's %q
+        return [f"spec.driver: driver names should be lowercase; {quoted} contains uppercase characters"]
     return []
 
 
