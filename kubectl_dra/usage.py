@@ -14,11 +14,12 @@ Pure: plain dicts in, plain data out; no I/O, no click.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping
 
 from .errors import UsageError
-from .quantity import Quantity, QuantityError
+from .quantity import DECIMAL_SI, Format, Quantity, QuantityError
 from .state.snapshot import ClusterState
 
 Obj = dict[str, Any]
@@ -32,45 +33,80 @@ CLUSTER = "*"
 SORT_KEYS = ("name", "devices", "allocated", "free", "utilization")
 
 
-@lru_cache(maxsize=4096)
-def _q(value: Any) -> Quantity:
-    return Quantity.from_json(value)
+Number = int | Fraction
+
+
+@lru_cache(maxsize=8192)
+def _parse(value: Any) -> tuple[Number, Format]:
+    q = Quantity.from_json(value)
+    v = q.value
+    return (v.numerator if v.denominator == 1 else v), q.format
+
+
+def amount_of(value: Any) -> tuple[Number, Format | None]:
+    """(exact value, format) of a JSON quantity, cached by text; (0, None) when unreadable.
+
+    Sums are kept as Python numbers (ints in practice) and turned into quantities only for
+    output: adding thousands of Quantity objects was the cost of a large cluster's report."""
+    try:
+        if isinstance(value, (str, int)) and not isinstance(value, bool):
+            return _parse(value)
+        q = Quantity.from_json(value)
+        return q.value, q.format
+    except (QuantityError, TypeError, ValueError):
+        return 0, None
+
+
+@lru_cache(maxsize=8192)
+def _quantity(value: Number, fmt: Format) -> Quantity:
+    """A sum as a quantity in the driver's format (cached: rows repeat the same sums)."""
+    if isinstance(value, int):
+        return Quantity(value, 0, fmt)
+    return Quantity.from_fraction(value, fmt)
 
 
 def quantity(value: Any) -> Quantity:
-    """A quantity from JSON (cached for strings, which repeat across devices); 0 when unreadable."""
-    try:
-        return _q(value) if isinstance(value, (str, int)) else Quantity.from_json(value)
-    except (QuantityError, TypeError, ValueError):
-        return Quantity(0)
-
-
-ZERO = Quantity(0)
+    """A quantity from JSON; 0 when unreadable."""
+    number, fmt = amount_of(value)
+    return Quantity.from_fraction(Fraction(number), fmt or DECIMAL_SI)
 
 
 @dataclass
 class Amount:
-    """Consumed and total of one counter or capacity."""
+    """Consumed and total of one counter or capacity (exact numbers, printed as quantities)."""
 
-    consumed: Quantity = ZERO
-    total: Quantity = ZERO
+    consumed: Number = 0
+    total: Number = 0
+    #: the format the driver wrote the total in (``80Gi`` prints back as ``80Gi``)
+    fmt: Format | None = None
 
     def add(self, other: "Amount") -> None:
-        self.consumed = self.consumed + other.consumed if self.consumed else other.consumed
-        self.total = self.total + other.total if self.total else other.total
+        self.consumed += other.consumed
+        self.total += other.total
+        if self.fmt is None:
+            self.fmt = other.fmt
+
+    def _q(self, value: Number) -> Quantity:
+        return _quantity(value, self.fmt or DECIMAL_SI)
 
     @property
-    def free(self) -> Quantity:
-        return self.total - self.consumed
+    def consumed_quantity(self) -> Quantity:
+        return self._q(self.consumed)
+
+    @property
+    def total_quantity(self) -> Quantity:
+        return self._q(self.total)
 
     def percent(self) -> int | None:
         """Consumed as a whole percentage of total (None when total is zero)."""
         if not self.total:
             return None
-        return int(self.consumed.value * 100 / self.total.value)
+        if isinstance(self.consumed, int) and isinstance(self.total, int):
+            return self.consumed * 100 // self.total
+        return int(Fraction(self.consumed) * 100 / Fraction(self.total))
 
     def to_dict(self) -> Obj:
-        return {"consumed": str(self.consumed), "total": str(self.total)}
+        return {"consumed": str(self.consumed_quantity), "total": str(self.total_quantity)}
 
 
 @dataclass
@@ -166,7 +202,7 @@ class InUse:
     #: devices named only by admin-access results
     admin_only: set[DeviceKey] = field(default_factory=set)
     #: device -> capacity name -> summed consumedCapacity of its shares
-    consumed_capacity: dict[DeviceKey, dict[str, Quantity]] = field(default_factory=dict)
+    consumed_capacity: dict[DeviceKey, dict[str, Number]] = field(default_factory=dict)
 
 
 def allocated_devices(claims: Iterable[Obj]) -> InUse:
@@ -187,8 +223,7 @@ def allocated_devices(claims: Iterable[Obj]) -> InUse:
             if consumed:
                 per_device = in_use.consumed_capacity.setdefault(key, {})
                 for name, value in consumed.items():
-                    q = quantity(value)
-                    per_device[name] = per_device[name] + q if name in per_device else q
+                    per_device[name] = per_device.get(name, 0) + amount_of(value)[0]
     in_use.admin_only = admin - set(in_use.consuming)
     return in_use
 
@@ -243,8 +278,8 @@ def device_node(slice_spec: Obj, device: Obj) -> str:
     return ALL_NODES
 
 
-def _capacity_value(entry: Any) -> Quantity:
-    return quantity(entry.get("value") if isinstance(entry, dict) else entry)
+def _capacity_value(entry: Any) -> tuple[Number, Format | None]:
+    return amount_of(entry.get("value") if isinstance(entry, dict) else entry)
 
 
 # --------------------------------------------------------------------------- accounting
@@ -269,7 +304,10 @@ def compute_usage(state: ClusterState, *, by: str = "node", class_matcher: Class
     classes = list(state.device_classes)
     for pool in pools:
         _account_pool(pool, in_use, rows, cluster, seen, by, classes, class_matcher)
-    if by == "class":
+    if by == "node":  # every device is in exactly one row: the cluster is their sum
+        for row in rows.values():
+            cluster.merge(row.tally)
+    else:
         for cls in classes:
             name = str((cls.get("metadata") or {}).get("name") or "")
             rows.setdefault((name,), UsageRow(device_class=name))
@@ -281,52 +319,62 @@ def compute_usage(state: ClusterState, *, by: str = "node", class_matcher: Class
 
 def _account_pool(pool: Pool, in_use: InUse, rows: dict[tuple[str, ...], UsageRow], cluster: Tally,
                   seen: set[DeviceKey], by: str, classes: list[Obj], matcher: ClassMatcher | None) -> None:
-    """Add one pool's devices and counters to the rows and the cluster tally."""
-    counter_totals: dict[str, dict[str, Quantity]] = {}
+    """Add one pool's devices and counters to the rows (and, by class, to the cluster tally).
+
+    Hot for large clusters (40,000 devices): devices of a slice share its node, so the row
+    is looked up once per node change, and only allocated devices are remembered."""
+    counter_totals: dict[str, dict[str, tuple[Number, Format | None]]] = {}
     counter_home: dict[str, str] = {}
-    consumed_counters: dict[tuple[str, str], Quantity] = {}
-    pool_rows: list[UsageRow] = []
+    consumed_counters: dict[tuple[str, str], Number] = {}
+    consuming = in_use.consuming
+    driver, pool_name = pool.driver, pool.name
     for s in pool.slices:
         spec = s.get("spec") or {}
+        slice_node = spec.get("nodeName")
         for counter_set in spec.get("sharedCounters") or []:
             set_name = str(counter_set.get("name") or "")
             counter_totals[set_name] = {c: _capacity_value(v) for c, v in (counter_set.get("counters") or {}).items()}
-            if spec.get("nodeName"):
-                counter_home[set_name] = str(spec["nodeName"])
+            if slice_node:
+                counter_home[set_name] = str(slice_node)
+        last_node: str | None = None
+        targets: list[Tally] = []
         for device in spec.get("devices") or []:
-            name = str(device.get("name") or "")
-            key = (pool.driver, pool.name, name)
-            seen.add(key)
-            node = device_node(spec, device)
-            targets = _row_targets(by, node, pool, device, classes, matcher, rows)
-            pool_rows.extend(t for t in targets if t not in pool_rows)
-            allocated = key in in_use.consuming
-            for tally in [cluster] + [t.tally for t in targets]:
-                _count_device(tally, device, key, allocated, in_use)
+            key = (driver, pool_name, str(device.get("name") or ""))
+            node = str(slice_node) if slice_node else device_node(spec, device)
+            allocated = key in consuming
             if allocated:
-                for consumption in device.get("consumesCounters") or []:
-                    set_name = str(consumption.get("counterSet") or "")
-                    counter_home.setdefault(set_name, node)
+                seen.add(key)
+            if by == "node":
+                if node != last_node:
+                    targets = [_row(rows, node, pool).tally]
+                    last_node = node
+            else:
+                targets = [cluster, *(r.tally for r in _class_rows(pool, device, classes, matcher, rows))]
+            for tally in targets:
+                _count_device(tally, device, key, allocated, in_use)
+            for consumption in device.get("consumesCounters") or ():
+                set_name = str(consumption.get("counterSet") or "")
+                if set_name not in counter_home:
+                    counter_home[set_name] = node
+                if allocated:
                     for counter, value in (consumption.get("counters") or {}).items():
                         k = (set_name, counter)
-                        q = _capacity_value(value)
-                        consumed_counters[k] = consumed_counters[k] + q if k in consumed_counters else q
-            else:
-                for consumption in device.get("consumesCounters") or []:
-                    counter_home.setdefault(str(consumption.get("counterSet") or ""), node)
+                        consumed_counters[k] = consumed_counters.get(k, 0) + _capacity_value(value)[0]
     if by == "node":
-        _attribute_counters(pool, counter_totals, counter_home, consumed_counters, rows, cluster)
+        _attribute_counters(pool, counter_totals, counter_home, consumed_counters, rows)
 
 
-def _row_targets(by: str, node: str, pool: Pool, device: Obj, classes: list[Obj], matcher: ClassMatcher | None,
-                 rows: dict[tuple[str, ...], UsageRow]) -> list[UsageRow]:
-    """The rows one device counts in: its (node, driver, pool), or every class that selects it."""
-    if by == "node":
-        key = (node, pool.driver, pool.name)
-        row = rows.get(key)
-        if row is None:
-            row = rows[key] = UsageRow(node=node, driver=pool.driver, pool=pool.name, incomplete=pool.incomplete)
-        return [row]
+def _row(rows: dict[tuple[str, ...], UsageRow], node: str, pool: Pool) -> UsageRow:
+    key = (node, pool.driver, pool.name)
+    row = rows.get(key)
+    if row is None:
+        row = rows[key] = UsageRow(node=node, driver=pool.driver, pool=pool.name, incomplete=pool.incomplete)
+    return row
+
+
+def _class_rows(pool: Pool, device: Obj, classes: list[Obj], matcher: ClassMatcher | None,
+                rows: dict[tuple[str, ...], UsageRow]) -> list[UsageRow]:
+    """Every class row whose class selects the device."""
     out = []
     assert matcher is not None
     for cls in classes:
@@ -351,26 +399,27 @@ def _count_device(tally: Tally, device: Obj, key: DeviceKey, allocated: bool, in
             amount = tally.capacity.get(name)
             if amount is None:
                 amount = tally.capacity[name] = Amount()
-            amount.add(Amount(consumed.get(name, ZERO), _capacity_value(entry)))
+            total, fmt = _capacity_value(entry)
+            amount.add(Amount(consumed.get(name, 0), total, fmt))
 
 
-def _attribute_counters(pool: Pool, totals: dict[str, dict[str, Quantity]], home: dict[str, str],
-                        consumed: dict[tuple[str, str], Quantity], rows: dict[tuple[str, ...], UsageRow],
-                        cluster: Tally) -> None:
+def _attribute_counters(pool: Pool, totals: dict[str, dict[str, tuple[Number, Format | None]]],
+                        home: dict[str, str], consumed: dict[tuple[str, str], Number],
+                        rows: dict[tuple[str, ...], UsageRow]) -> None:
     """Put each counter set of the pool on the row of the node its devices live on."""
     for set_name, counters in totals.items():
-        node = home.get(set_name, ALL_NODES)
-        key = (node, pool.driver, pool.name)
-        row = rows.get(key)
-        if row is None:
-            row = rows[key] = UsageRow(node=node, driver=pool.driver, pool=pool.name, incomplete=pool.incomplete)
-        for counter, total in counters.items():
-            amount = Amount(consumed.get((set_name, counter), ZERO), total)
-            for tally in (row.tally, cluster):
-                tally.counters.setdefault((set_name, counter), Amount()).add(amount)
+        tally = _row(rows, home.get(set_name, ALL_NODES), pool).tally
+        for counter, (total, fmt) in counters.items():
+            used = consumed.get((set_name, counter), 0)
+            amount = tally.counters.get((set_name, counter))
+            if amount is None:
+                tally.counters[(set_name, counter)] = Amount(used, total, fmt)
+            else:
+                amount.add(Amount(used, total, fmt))
 
 
 def _stale_warnings(in_use: InUse, seen: set[DeviceKey]) -> list[str]:
+    """Allocated devices that no current slice lists (``seen``: the allocated devices found)."""
     stale = sorted(set(in_use.consuming) - seen)
     if not stale:
         return []

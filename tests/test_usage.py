@@ -87,10 +87,11 @@ def test_cluster_and_pool_rows():
     gpus1 = rows(report)[("node-1", GPU, "node-1")].tally
     assert (gpus1.devices, gpus1.allocated, gpus1.free, gpus1.admin_access) == (3, 1, 2, 1)
     amount = gpus1.counters[("gpu-0", "memory")]
-    assert (str(amount.consumed), str(amount.total)) == ("40Gi", "80Gi")  # admin access consumes nothing
+    assert (str(amount.consumed_quantity), str(amount.total_quantity)) == ("40Gi", "80Gi")  # admin access consumes nothing
     nic = rows(report)[("node-1", NIC, "node-1")].tally
     assert (nic.devices, nic.allocated, nic.shared) == (1, 1, 1)
-    assert (str(nic.capacity["bandwidth"].consumed), str(nic.capacity["bandwidth"].total)) == ("25G", "100G")
+    bandwidth = nic.capacity["bandwidth"]
+    assert (str(bandwidth.consumed_quantity), str(bandwidth.total_quantity)) == ("25G", "100G")
     assert [(r.node, r.driver) for r in report.rows] == [("node-1", GPU), ("node-1", NIC), ("node-2", GPU)]
     assert report.warnings == []
 
@@ -155,7 +156,7 @@ def test_by_class():
     by_class = {r.device_class: r.tally for r in report.rows}
     assert (by_class["gpu"].devices, by_class["gpu"].allocated) == (5, 2)
     assert (by_class["nic"].devices, by_class["nic"].allocated, by_class["nic"].shared) == (1, 1, 1)
-    assert str(by_class["nic"].capacity["bandwidth"].consumed) == "25G"
+    assert str(by_class["nic"].capacity["bandwidth"].consumed_quantity) == "25G"
 
 
 def test_sorting():

@@ -54,7 +54,8 @@ def _amounts(amounts: dict[str, Any]) -> str:
     parts = []
     for name, amount in sorted(amounts.items()):
         pct = amount.percent()
-        parts.append(f"{name} {amount.consumed}/{amount.total}" + (f" ({pct}%)" if pct is not None else ""))
+        parts.append(f"{name} {amount.consumed_quantity}/{amount.total_quantity}"
+                     + (f" ({pct}%)" if pct is not None else ""))
     return ", ".join(parts)
 
 

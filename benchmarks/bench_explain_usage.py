@@ -1,0 +1,112 @@
+"""Explain and usage benchmarks.
+
+(a) 500 nodes x 10 devices, half in use: whole-cluster ``explain`` (preview loop with the
+    explain tracer, funnels, reasons, summary) against plain ``preview`` of the same
+    target, warm; the budget is 3x.
+(b) 5,000 nodes x 8 partitionable devices with counters, a quarter in use: ``usage``
+    warm (accounting only) and with the table rendered; the budget is 1 s.
+
+``python -m benchmarks.bench_explain_usage [--profile]``
+"""
+
+from __future__ import annotations
+
+import cProfile
+import io
+import pstats
+import sys
+import time
+from typing import Any, Callable
+
+from benchmarks import synthetic
+
+TARGET = f"template/{synthetic.NAMESPACE}/one-gpu"
+
+EXPLAIN_BUDGET = 3.0  # explain / preview
+USAGE_BUDGET = 1.0  # seconds, warm
+
+
+def _state(objs: list[dict]) -> Any:
+    from kubectl_dra.state import ClusterState
+
+    state = ClusterState()
+    state.extend(objs)
+    return state
+
+
+def _timed(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
+    best, result = float("inf"), None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - start)
+    return best, result
+
+
+def _profile(label: str, fn: Callable[[], Any]) -> None:
+    prof = cProfile.Profile()
+    prof.enable()
+    fn()
+    prof.disable()
+    out = io.StringIO()
+    pstats.Stats(prof, stream=out).sort_stats("cumulative").print_stats(15)
+    print(f"-- profile: {label}\n{out.getvalue()}")
+
+
+def explain_vs_preview(nodes: int = 500, devices: int = 10, repeat: int = 3, profile: bool = False) -> float:
+    """Print warm preview and explain times; returns the ratio explain / preview."""
+    from kubectl_dra.cli.explain import explain_plan
+    from kubectl_dra.gates import FeatureGates
+    from kubectl_dra.preview import candidate_nodes, resolve_targets, run_preview
+
+    state = _state(synthetic.cluster(nodes, devices, in_use=0.5))
+    gates = FeatureGates.default()
+    plan = resolve_targets(state, [TARGET], namespace=synthetic.NAMESPACE, gates=gates)
+
+    def preview() -> Any:
+        return run_preview(state, plan, gates, candidate_nodes(state))
+
+    def explain() -> Any:
+        return explain_plan(state, gates, plan, target=TARGET)
+
+    preview()
+    explain()  # warm the CEL caches
+    t_preview, result = _timed(preview, repeat)
+    t_explain, exp = _timed(explain, repeat)
+    assert len(exp.fitting) == len(result.fitting), "explain and preview disagree"
+    ratio = t_explain / t_preview
+    verdict = "ok" if ratio <= EXPLAIN_BUDGET else f"OVER the {EXPLAIN_BUDGET:g}x budget"
+    print(f"(a) {nodes} nodes x {devices} devices, half in use: preview {t_preview * 1000:.0f} ms, "
+          f"explain {t_explain * 1000:.0f} ms: {ratio:.2f}x ({verdict}); {exp.summary()[:100]}")
+    if profile:
+        _profile("explain", explain)
+    return ratio
+
+
+def usage_time(nodes: int = 5000, devices: int = 8, repeat: int = 3, profile: bool = False) -> float:
+    """Print warm usage times (accounting, and accounting + table); returns the accounting time."""
+    from kubectl_dra.cli.usage import render_table
+    from kubectl_dra.usage import compute_usage
+
+    state = _state(synthetic.cluster(nodes, devices, in_use=0.25, partitionable=True))
+    compute_usage(state)
+    t_usage, report = _timed(lambda: compute_usage(state), repeat)
+    t_table, text = _timed(lambda: render_table(compute_usage(state)), repeat)
+    verdict = "ok" if t_usage <= USAGE_BUDGET else f"OVER the {USAGE_BUDGET:g} s budget"
+    print(f"(b) usage on {nodes} nodes x {devices} partitionable devices: {t_usage * 1000:.0f} ms warm "
+          f"({verdict}); with the table ({len(text.splitlines())} lines) {t_table * 1000:.0f} ms; "
+          f"{report.cluster.allocated}/{report.cluster.devices} devices allocated")
+    if profile:
+        _profile("usage", lambda: compute_usage(state))
+    return t_usage
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    profile = "--profile" in args
+    explain_vs_preview(profile=profile)
+    usage_time(profile=profile)
+
+
+if __name__ == "__main__":
+    main()
