@@ -139,8 +139,10 @@ class SelectionRefiner:
         self.state = state
         self._devices: dict[DeviceId, Obj] | None = None
         self._classes = {str((c.get("metadata") or {}).get("name") or ""): c for c in state.device_classes}
-        self._cache: dict[tuple[str, DeviceId], bool | None] = {}
-        self._inputs: dict[DeviceId, Any] = {}
+        self._cache: dict[tuple[str, str], bool | None] = {}
+        self._contents: dict[DeviceId, str] = {}
+        #: (id of the claim dict, request) -> (the claim, its spec)
+        self._specs: dict[tuple[int, str], tuple[Obj, RequestSpec | None]] = {}
 
     def _device(self, key: DeviceId) -> Obj | None:
         if self._devices is None:
@@ -152,24 +154,33 @@ class SelectionRefiner:
                     self._devices.setdefault((driver, pool, str(d.get("name") or "")), d)
         return self._devices.get(key)
 
+    def _content(self, key: DeviceId, device: Obj) -> str:
+        """What CEL can see of a device (driver, attributes, capacity); identical devices on
+        different nodes share one evaluation."""
+        import json
+
+        return json.dumps([key[0], device.get("attributes"), device.get("capacity"),
+                           device.get("allowMultipleAllocations")], sort_keys=True, default=str)
+
     def _matches(self, expression: str, key: DeviceId) -> bool | None:
         """The selector's value for the device; None when it cannot be evaluated."""
-        cache_key = (expression, key)
+        device = self._device(key)
+        if device is None:
+            return None
+        content = self._contents.get(key)
+        if content is None:
+            content = self._contents[key] = self._content(key, device)
+        cache_key = (expression, content)
         if cache_key in self._cache:
             return self._cache[cache_key]
         from ..cel import compile_expression, make_device_input
         from ..errors import CELError
 
-        value: bool | None = None
-        device = self._device(key)
-        if device is not None:
-            device_input = self._inputs.get(key)
-            if device_input is None:
-                device_input = self._inputs[key] = make_device_input(key[0], device)
-            try:
-                value = compile_expression(expression).matches(device_input)
-            except CELError:
-                value = None
+        value: bool | None
+        try:
+            value = compile_expression(expression).matches(make_device_input(key[0], device))
+        except CELError:
+            value = None
         self._cache[cache_key] = value
         return value
 
@@ -216,7 +227,11 @@ class SelectionRefiner:
             return self._counters(driver, pool, rejection)
         if rejection.code != C.IN_USE:
             return rejection
-        spec = next((r for r in request_specs(claim) if r.name == request), None)
+        spec_key = (id(claim), request)
+        cached = self._specs.get(spec_key)
+        if cached is None:  # the claim is kept in the entry so that its id cannot be reused
+            cached = self._specs[spec_key] = (claim, next((r for r in request_specs(claim) if r.name == request), None))
+        spec = cached[1]
         if spec is None:
             return rejection
         key = (driver, pool, device)
