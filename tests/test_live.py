@@ -326,3 +326,22 @@ def test_kubectl_dra_usage_against_fake_cluster(server, kubeconfig, tmp_path):
     lines = result.stdout.splitlines()
     assert lines[0].split()[:7] == ["*", "*", "*", "5", "0", "(0%)", "5"]
     assert len(lines) == 6
+
+
+def test_explain_reads_the_live_cluster_once(server, kubeconfig, cli_runner):
+    """explain and preview work from one snapshot: every list is read once per command."""
+    from kubectl_dra.cli.main import cli
+
+    server.add({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "tpu"},
+                "spec": {"selectors": [{"cel": {"expression": 'device.driver == "tpu.example.com"'}}]}})
+    server.add({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                "metadata": {"name": "wants-tpu", "namespace": "team-a"},
+                "spec": {"devices": {"requests": [{"name": "tpu", "exactly": {"deviceClassName": "tpu"}}]}}})
+    server.requests.clear()
+    result = cli_runner.invoke(cli, ["explain", "wants-tpu", "--kubeconfig", kubeconfig, "-o", "yaml"])
+    assert result.exit_code == 1, result.output
+    doc = yaml.safe_load(result.stdout)
+    assert doc["summary"] == ("wants-tpu: 0/5 nodes fit: 5 no tpu device "
+                              "(no device of class tpu exists on any node)")  # namespace from the kubeconfig
+    first_pages = [r.path for r in server.requests if r.path.endswith("s") and "continue" not in r.query]
+    assert len(first_pages) == len(set(first_pages))
