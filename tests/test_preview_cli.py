@@ -85,9 +85,13 @@ def test_yaml_output_is_the_same_document() -> None:
     assert code == 0 and yaml.safe_load(out) == doc
 
 
-def test_nothing_fits_exit_1() -> None:
+def test_nothing_fits_exit_1_with_specific_reasons() -> None:
     code, doc = preview_json("-f", str(CLAIMS / "09-does-not-fit.yaml"))
     assert code == 1 and all(n["status"] == "Unschedulable" for n in doc["nodes"])
+    # each node says why in its own terms (explain's one-liner), not only the generic message
+    reasons = {n["node"]: n["reasons"] for n in doc["nodes"]}
+    assert all(len(r) == 1 and "gpu.example.com" in r[0] for r in reasons.values())
+    assert reasons["gpu-node-1"] != reasons["gpu-node-3"]
 
 
 def test_node_option_limits_and_orders() -> None:

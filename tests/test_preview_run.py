@@ -41,7 +41,8 @@ def test_ranking_and_document_shape() -> None:
     state = state_of(claim("a"), node("n1"), node("n2"), node("n3"), node("n4"), node("n5"))
     plan = resolve_targets(state, ["a"])
     alloc = ScriptedAllocator({"n1": ("ok", 0), "n2": "no", "n3": ("ok", 5), "n4": "error", "n5": ("ok", 5)})
-    result = run_preview(state, plan, Gates(B=True, A=False), candidate_nodes(state), allocator=alloc)
+    result = run_preview(state, plan, Gates(B=True, A=False), candidate_nodes(state), allocator=alloc,
+                         explain_failures=False)
     assert [n.node for n in result.nodes] == ["n3", "n5", "n1", "n2", "n4"]
     doc = preview_document(result)
     assert list(doc) == ["apiVersion", "kind", "featureGates", "claims", "nodes"]

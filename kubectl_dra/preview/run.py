@@ -98,7 +98,26 @@ def _claim_key(claim: Obj) -> tuple[str, str]:
     return (meta.get("namespace") or "default", meta.get("name") or "")
 
 
-def evaluate_node(allocator: Any, plan: PreviewPlan, node: Obj, tracer: Any = None) -> NodeOutcome:
+def failure_reasons(allocator: Any, node: Obj, claims: list[Obj], tracer: Any = None) -> list[str]:
+    """The specific reason a node is unschedulable (explain's one-line node reason), from the
+    given explain tracer or from a second, traced allocation attempt; [] when none is known."""
+    try:
+        from ..allocation.explain import ExplainTracer, explain_node
+    except ImportError:  # pragma: no cover - explain is part of the allocator package
+        return []
+    name = node_name(node)
+    try:
+        if not isinstance(tracer, ExplainTracer):
+            tracer = ExplainTracer(name)
+            allocator.allocate(node, claims, tracer=tracer)
+        reason = explain_node(name, UNSCHEDULABLE, claims, tracer).reason
+    except DraError:
+        return []
+    return [reason] if reason else []
+
+
+def evaluate_node(allocator: Any, plan: PreviewPlan, node: Obj, tracer: Any = None,
+                  explain_failures: bool = True) -> NodeOutcome:
     """Allocate the plan's open claims on one node and combine them with the claims already allocated."""
     name = node_name(node)
     blockers = plan.blockers(node)
@@ -114,8 +133,10 @@ def evaluate_node(allocator: Any, plan: PreviewPlan, node: Obj, tracer: Any = No
         except DraError as exc:
             return NodeOutcome(name, ERROR, error=exc.message, tracer=tracer)
         if not outcome.allocated:
-            reasons = list(getattr(outcome, "reasons", None) or []) or [CANNOT_ALLOCATE]
-            return NodeOutcome(name, UNSCHEDULABLE, reasons=reasons, tracer=tracer)
+            reasons = list(getattr(outcome, "reasons", None) or [])
+            if not reasons and explain_failures:
+                reasons = failure_reasons(allocator, node, [c.claim for c in open_claims], tracer)
+            return NodeOutcome(name, UNSCHEDULABLE, reasons=reasons or [CANNOT_ALLOCATE], tracer=tracer)
         results = list(outcome.results)
         score = int(outcome.score or 0)
     by_claim = iter(results)
@@ -131,8 +152,14 @@ def rank(outcomes: Iterable[NodeOutcome]) -> list[NodeOutcome]:
 
 def run_preview(state: ClusterState, plan: PreviewPlan, gates: Any, nodes: Sequence[Obj],
                 tracer_factory: Callable[[Obj], Any] | None = None, allocator: Any = None,
-                progress: Callable[[int, int], None] | None = None) -> PreviewResult:
-    """Try ``plan`` on every node in ``nodes``; ``tracer_factory(node)`` gives a tracer per node (explain)."""
+                progress: Callable[[int, int], None] | None = None,
+                explain_failures: bool = True) -> PreviewResult:
+    """Try ``plan`` on every node in ``nodes``; ``tracer_factory(node)`` gives a tracer per node (explain).
+
+    With ``explain_failures`` an unschedulable node's reason is explain's specific one-liner
+    (a second, traced attempt on that node) instead of the scheduler's generic
+    "cannot allocate all claims".
+    """
     if allocator is None:
         from ..allocation import Allocator
 
@@ -140,7 +167,7 @@ def run_preview(state: ClusterState, plan: PreviewPlan, gates: Any, nodes: Seque
     outcomes = []
     for i, node in enumerate(nodes):
         tracer = tracer_factory(node) if tracer_factory is not None else None
-        outcomes.append(evaluate_node(allocator, plan, node, tracer))
+        outcomes.append(evaluate_node(allocator, plan, node, tracer, explain_failures))
         if progress is not None:
             progress(i + 1, len(nodes))
     return PreviewResult(plan=plan, gates=gates, nodes=rank(outcomes))
