@@ -216,7 +216,7 @@ REASONS = {
                                   "gpu-0-memory ([mig]) (gpu.example.com: 2 devices needed, 1 usable)"),
     "kep-compatibility-groups-foobar-in-use-rejects-baz": (
         "COMPATIBILITY_CONFLICT", "compatibility groups [baz] conflict with the devices allocated on counter set "
-                                  "device-0-counters ([foo, foobar])"),
+                                  "device-0-counters ([foo, foobar]: device-0-foo-0)"),
     "check-combinations-within-single-request-many-pools": (None, "class-a: 5 devices needed, 4 usable"),
     "allow-multiple-allocations-not-allocate-multi-allocatable-device-which-already-dedicated": (
         "IN_USE", "all matching devices in use"),

@@ -141,6 +141,7 @@ class SelectionRefiner:
         self._classes = {str((c.get("metadata") or {}).get("name") or ""): c for c in state.device_classes}
         self._cache: dict[tuple[str, str], bool | None] = {}
         self._contents: dict[DeviceId, str] = {}
+        self._allocated: set[DeviceId] | None = None
         #: (id of the claim dict, request) -> (the claim, its spec)
         self._specs: dict[tuple[int, str], tuple[Obj, RequestSpec | None]] = {}
 
@@ -221,10 +222,36 @@ class SelectionRefiner:
             d[key] = text
         return Rejection(rejection.code, message, d)
 
+    def _holders(self, driver: str, pool: str, counter_set: str) -> list[str]:
+        """Allocated devices of the pool that draw on ``counter_set`` (the compatibility peers)."""
+        if self._allocated is None:
+            from ..usage import allocated_devices
+
+            self._allocated = set(allocated_devices(self.state.resource_claims).consuming)
+        self._device((driver, pool, ""))  # build the index
+        out = []
+        for key, device in (self._devices or {}).items():
+            if key[:2] != (driver, pool) or key not in self._allocated:
+                continue
+            if any(c.get("counterSet") == counter_set for c in device.get("consumesCounters") or []):
+                out.append(key[2])
+        return out
+
+    def _compat(self, driver: str, pool: str, rejection: Rejection) -> Rejection:
+        """Name the allocated devices a compatibility-group conflict is with, when they are known."""
+        d = dict(rejection.details or {})
+        peers = self._holders(driver, pool, str(d.get("counterSet") or d.get("with") or ""))
+        if not peers:
+            return rejection
+        d["allocatedDevices"] = peers
+        return Rejection(rejection.code, f"{rejection.message}; allocated there: {', '.join(peers)}", d)
+
     def __call__(self, claim: Obj, request: str, driver: str, pool: str, device: str,
                  rejection: Rejection) -> Rejection:
         if rejection.code == C.COUNTERS_EXHAUSTED:
             return self._counters(driver, pool, rejection)
+        if rejection.code == C.COMPATIBILITY_CONFLICT:
+            return self._compat(driver, pool, rejection)
         if rejection.code != C.IN_USE:
             return rejection
         spec_key = (id(claim), request)
@@ -613,8 +640,9 @@ def _code_reason(code: RejectionCode, rejection: Rejection, req: RequestExplanat
         if counter_set:
             groups = d.get("groups") or []
             existing = d.get("existing") or []
-            return (f"compatibility groups {_list(groups)} conflict with the devices allocated on counter set "
-                    f"{counter_set} ({_list(existing)})")
+            peers = d.get("allocatedDevices")
+            where = f" ({_list(existing)}: {', '.join(peers)})" if peers else f" ({_list(existing)})"
+            return f"compatibility groups {_list(groups)} conflict with the devices allocated on counter set {counter_set}{where}"
     if code == C.TAINT_NOT_TOLERATED:
         taint = _detail(d, "taint")
         if isinstance(taint, dict):
