@@ -138,8 +138,8 @@ def test_no_device_of_the_class_anywhere():
     exp = explain(state)
     assert {n.reason for n in exp.nodes} == {"no tpu device"}
     assert by_node(exp)["node-1"].requests[0].rejections.keys() == {RejectionCode.NOT_IN_CLASS}
-    assert exp.cluster == ["no device of class tpu exists on any node"]
-    assert exp.summary().endswith("0/2 nodes fit: 2 no tpu device (no device of class tpu exists on any node)")
+    assert exp.cluster == ["no device of class tpu exists in the cluster"]
+    assert exp.summary().endswith("0/2 nodes fit: 2 no tpu device (no device of class tpu exists in the cluster)")
 
 
 def test_second_class_selector_false():
@@ -158,7 +158,7 @@ def test_request_selector_matches_nothing_in_the_cluster():
                      claim(selectors=['device.attributes["gpu.example.com"].type == "h200"']))
     exp = explain(state)
     assert {n.reason for n in exp.nodes} == {"request gpu: selector matches no gpu device"}
-    assert exp.cluster == ["the selectors of request default/train:gpu match no gpu device on any node"]
+    assert exp.cluster == ["the selectors of request default/train:gpu match no gpu device in the cluster"]
     (_, rejection), = exp.nodes[0].requests[0].rejections[RejectionCode.REQUEST_SELECTOR_FALSE]
     assert rejection.details["expression"] == 'device.attributes["gpu.example.com"].type == "h200"'
 
@@ -373,3 +373,9 @@ def test_preview_explain_uses_the_same_explanation(tmp_path, cli_runner):
     result = cli_runner.invoke(cli, ["preview", "claim/train", "--state", str(path), "--explain"])
     assert result.exit_code == 0, result.output
     assert "claim/train: 1/6 nodes fit: 2 all matching devices in use" in result.stdout
+
+
+def test_findings_speak_of_the_nodes_asked_for():
+    state = state_of(device_class("tpu", 'device.driver == "tpu.example.com"'), node("node-1"), node("node-2"),
+                     resource_slice("node-1", [gpu("gpu-0")]), claim(cls="tpu"))
+    assert explain(state, nodes=["node-1"]).cluster == ["no device of class tpu exists on the nodes asked for"]

@@ -715,9 +715,11 @@ class Explanation:
         return text
 
 
-def cluster_findings(nodes: Sequence[NodeExplanation]) -> list[str]:
+def cluster_findings(nodes: Sequence[NodeExplanation], every_node: bool = True) -> list[str]:
     """Requests that no node can serve for a cluster-wide reason: no device of the class
-    exists on any node, or the request's selectors match none of them."""
+    exists on any node, or the request's selectors match none of them. ``every_node``:
+    the nodes are the whole cluster (else the findings speak of the nodes asked for)."""
+    where = "in the cluster" if every_node else "on the nodes asked for"
     findings: list[str] = []
     by_request: dict[tuple[ClaimKey, str], list[RequestExplanation]] = {}
     for node in nodes:
@@ -732,17 +734,17 @@ def cluster_findings(nodes: Sequence[NodeExplanation]) -> list[str]:
         spec = evaluated[0].spec
         cls = spec.device_class or "matching"
         if all(r.in_class == 0 for r in evaluated):
-            findings.append(f"no device of class {cls} exists on any node")
+            findings.append(f"no device of class {cls} exists {where}")
         elif all(r.matching == 0 for r in evaluated) and C.CEL_ERROR not in {c for r in evaluated for c in r.rejections}:
             findings.append(f"the selectors of request {claim[0]}/{claim[1]}:{name} match no {cls} device "
-                            "on any node")
+                            f"{where}")
     return list(dict.fromkeys(findings))
 
 
-def explanation(target: str, nodes: Sequence[NodeExplanation]) -> Explanation:
+def explanation(target: str, nodes: Sequence[NodeExplanation], every_node: bool = True) -> Explanation:
     """Aggregate node explanations (ordered: fitting nodes first, then by name)."""
     ordered = sorted(nodes, key=lambda n: (not n.fits, n.node))
-    return Explanation(target, ordered, cluster_findings(ordered))
+    return Explanation(target, ordered, cluster_findings(ordered, every_node))
 
 
 # --------------------------------------------------------------------------- structured form

@@ -61,7 +61,7 @@ def explain_plan(state: Any, gates: Any, plan: Any, nodes: Sequence[str] | None 
         explained.append(explain_node(
             outcome.node, outcome.status, [c.claim for c in claims], outcome.tracer,
             results=results, reasons=outcome.reasons, error=outcome.error))
-    return explanation(target, explained)
+    return explanation(target, explained, every_node=not nodes)
 
 
 def render_explanation(state: Any, gates: Any, plan: Any, *, nodes: Sequence[str] | None = None,
