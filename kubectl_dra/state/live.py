@@ -17,7 +17,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from ..errors import ClusterAccessError
 from .snapshot import ClusterState, Obj
@@ -390,10 +390,3 @@ def load_live_state(kubeconfig: str | None = None, context: str | None = None, t
         state.extend(objs)
     state.warnings.extend(warnings)
     return state
-
-
-def iter_kinds() -> Iterator[str]:
-    """The kinds a live snapshot reads (for help texts and RBAC docs)."""
-    for r in RESOURCES:
-        yield r.kind
-    yield "PodGroup"
