@@ -5,8 +5,9 @@
 (b) 5,000 nodes x 8 partitionable devices with shared counters: warm preview time, and
     the time to load the state from a JSON dump.
 
-``python -m benchmarks.bench_allocation [--profile]`` (``--profile`` prints the hottest
-functions of one warm preview of each case, for the allocator's authors).
+``python -m benchmarks.bench_allocation [--profile] [--scale F]`` (``--profile`` prints the
+hottest functions of one warm preview of each case, for the allocator's authors; ``--scale``
+multiplies the node counts, e.g. 0.2 for a quick run).
 """
 
 from __future__ import annotations
@@ -76,10 +77,10 @@ def _cold_cli(path: Path) -> tuple[float, int]:
     return elapsed, proc.returncode
 
 
-def case_a(tmp: Path, profile: bool) -> None:
+def case_a(tmp: Path, profile: bool, scale: float = 1.0) -> None:
     from kubectl_dra.state import load_state
 
-    nodes, devices = 500, 10
+    nodes, devices = max(1, int(500 * scale)), 10
     path = synthetic.write_json(synthetic.cluster(nodes, devices, in_use=0.5), tmp / "a.json")
     state = load_state([str(path)])
     gates = _gates()
@@ -95,10 +96,10 @@ def case_a(tmp: Path, profile: bool) -> None:
         _profile("case a warm preview", lambda: _preview_once(state, gates))
 
 
-def case_b(tmp: Path, profile: bool) -> None:
+def case_b(tmp: Path, profile: bool, scale: float = 1.0) -> None:
     from kubectl_dra.state import load_state
 
-    nodes, devices = 5000, 8
+    nodes, devices = max(1, int(5000 * scale)), 8
     path = synthetic.write_json(synthetic.cluster(nodes, devices, in_use=0.25, partitionable=True), tmp / "b.json")
     load_time, state = _timed(lambda: load_state([str(path)]), repeat=2)
     print(f"(b) state load from JSON dump ({path.stat().st_size / 1e6:.1f} MB, {sum(1 for _ in state)} objects): "
@@ -116,9 +117,10 @@ def main(argv: list[str] | None = None) -> None:
     """Run both cases and print the figures."""
     args = sys.argv[1:] if argv is None else argv
     profile = "--profile" in args
+    scale = float(args[args.index("--scale") + 1]) if "--scale" in args else 1.0
     with tempfile.TemporaryDirectory(prefix="kubectl-dra-bench-") as tmp:
-        case_a(Path(tmp), profile)
-        case_b(Path(tmp), profile)
+        case_a(Path(tmp), profile, scale)
+        case_b(Path(tmp), profile, scale)
 
 
 if __name__ == "__main__":

@@ -43,23 +43,29 @@ def plain_slice(node_name: str, devices: int) -> Obj:
                                  for d in range(devices)]}}
 
 
-def partitionable_slice(node_name: str, devices: int) -> Obj:
-    """One slice with a shared counter set per pair of devices and ``devices`` partitions."""
-    sets = max(1, devices // 4)
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-            "metadata": {"name": f"{node_name}-gpus"},
-            "spec": {"driver": DRIVER, "nodeName": node_name,
-                     "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1},
-                     "sharedCounters": [{"name": f"gpu-{s}", "counters": {"memory": {"value": "80Gi"},
-                                                                          "slices": {"value": "7"}}}
-                                        for s in range(sets)],
-                     "devices": [{"name": f"gpu-{d // 4}-part-{d % 4}",
-                                  "attributes": {"model": {"string": "model-a"}, "index": {"int": d}},
-                                  "capacity": {"memory": {"value": "20Gi"}},
-                                  "consumesCounters": [{"counterSet": f"gpu-{(d // 4) % sets}",
-                                                        "counters": {"memory": {"value": "20Gi"},
-                                                                     "slices": {"value": "1"}}}]}
-                                 for d in range(devices)]}}
+def partitionable_slices(node_name: str, devices: int) -> list[Obj]:
+    """Two slices of one pool, as drivers publish partitionable devices: the shared counter
+    sets (one per physical GPU, four partitions each) and the partitions consuming them."""
+    sets = max(1, (devices + 3) // 4)
+    pool = {"name": node_name, "generation": 1, "resourceSliceCount": 2}
+    counters = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                "metadata": {"name": f"{node_name}-counters"},
+                "spec": {"driver": DRIVER, "nodeName": node_name, "pool": pool,
+                         "sharedCounters": [{"name": f"gpu-{s}", "counters": {"memory": {"value": "80Gi"},
+                                                                              "slices": {"value": "7"}}}
+                                            for s in range(sets)]}}
+    parts = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+             "metadata": {"name": f"{node_name}-gpus"},
+             "spec": {"driver": DRIVER, "nodeName": node_name, "pool": pool,
+                      "devices": [{"name": f"gpu-{d // 4}-part-{d % 4}",
+                                   "attributes": {"model": {"string": "model-a"}, "index": {"int": d},
+                                                  "numaNode": {"int": (d // 4) % 2}},
+                                   "capacity": {"memory": {"value": "20Gi"}},
+                                   "consumesCounters": [{"counterSet": f"gpu-{d // 4}",
+                                                         "counters": {"memory": {"value": "20Gi"},
+                                                                      "slices": {"value": "1"}}}]}
+                                  for d in range(devices)]}}
+    return [counters, parts]
 
 
 def allocated_claim(node_name: str, device: str, index: int) -> Obj:
@@ -93,10 +99,10 @@ def cluster(nodes: int, devices: int, in_use: float = 0.5, partitionable: bool =
         n = node(i)
         name = n["metadata"]["name"]
         objs.append(n)
-        sl = partitionable_slice(name, devices) if partitionable else plain_slice(name, devices)
-        objs.append(sl)
+        slices = partitionable_slices(name, devices) if partitionable else [plain_slice(name, devices)]
+        objs.extend(slices)
         for d in range(used):
-            objs.append(allocated_claim(name, sl["spec"]["devices"][d]["name"], d))
+            objs.append(allocated_claim(name, slices[-1]["spec"]["devices"][d]["name"], d))
     return objs
 
 
