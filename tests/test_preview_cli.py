@@ -247,3 +247,44 @@ def test_unknown_class_is_one_error_line(tmp_path: Path) -> None:
 def test_kubernetes_version_gates() -> None:
     code, doc = preview_json("-f", str(CLAIMS / "01-single-gpu.yaml"), "--kubernetes-version", "1.34", gates=None)
     assert code in (0, 1) and isinstance(doc["featureGates"], dict) and doc["featureGates"]
+
+
+def test_explain_flag_appends_explanation() -> None:
+    code, out, _ = preview("-f", str(CLAIMS / "09-does-not-fit.yaml"), "--explain")
+    assert code == 1
+    table, _, explanation = out.partition("\n\n")
+    assert table.splitlines()[0].split()[:2] == ["NODE", "STATUS"]
+    assert "0/4 nodes" in explanation
+    code, out, _ = preview("-f", str(CLAIMS / "01-single-gpu.yaml"), "--explain", "-o", "json")
+    doc = json.loads(out)
+    assert code == 0 and doc["apiVersion"] == "kubectl-dra/v1" and doc["kind"] == "Explanation"
+
+
+def test_demo_module_prints_paths() -> None:
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "kubectl_dra.demo"], capture_output=True, text=True, check=True)
+    assert Path(out.stdout.strip()) == cluster_path()
+    out = subprocess.run([sys.executable, "-m", "kubectl_dra.demo", "--claims"], capture_output=True, text=True,
+                         check=True)
+    assert [Path(p) for p in out.stdout.split()] == example_paths()
+
+
+@pytest.mark.slow
+def test_installed_executable_on_demo() -> None:
+    import shutil
+    import subprocess
+
+    from tests.conftest import REPO
+
+    exe = REPO / ".venv" / "bin" / "kubectl-dra"
+    exe_path = str(exe) if exe.exists() else shutil.which("kubectl-dra")
+    assert exe_path, "kubectl-dra is not installed"
+    proc = subprocess.run([exe_path, "preview", "--state", str(cluster_path()), "claim/ml-team/nope"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip() == "error: ResourceClaim 'nope' not found in namespace 'ml-team'"
+    proc = subprocess.run([exe_path, "preview", "--state", str(cluster_path()), "-n", "ml-team", "pod/trainer-b",
+                           "--no-headers"], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.split()[:2] == ["gpu-node-1", "Allocated"]
