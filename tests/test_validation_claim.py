@@ -315,3 +315,34 @@ def test_pod_group_claims_dropped_with_warning_when_gate_off() -> None:
     assert d.allowed and "resourceClaims" not in d.object["spec"]
     assert d.patch == [{"op": "remove", "path": "/spec/resourceClaims"}]
     assert d.warnings and "DRAWorkloadResourceClaims" in d.warnings[0]
+
+
+# --------------------------------------------------------------------------- decoding
+
+
+def test_values_of_the_wrong_type_end_the_request_with_type_errors() -> None:
+    obj = claim([exact(count="2", adminAccess="yes"), {"name": 7, "firstAvailable": {"name": "x"}}])
+    obj["metadata"]["labels"] = ["not", "a", "map"]
+    d = review(obj, gates=ALL, namespace_labels=lambda ns: pytest.fail("no lookup for an undecodable object"))
+    assert not d.allowed and d.patch == [] and d.object == obj
+    assert {(e.type, e.field) for e in d.errors} == {
+        ("FieldValueTypeInvalid", "metadata.labels"),
+        ("FieldValueTypeInvalid", "spec.devices.requests[0].exactly.count"),
+        ("FieldValueTypeInvalid", "spec.devices.requests[0].exactly.adminAccess"),
+        ("FieldValueTypeInvalid", "spec.devices.requests[1].name"),
+        ("FieldValueTypeInvalid", "spec.devices.requests[1].firstAvailable"),
+    }
+    assert any(e.message == "must be an integer, not string" for e in d.errors)
+
+
+def test_null_values_decode_as_absent_fields() -> None:
+    d = review(claim([exact(selectors=None, count=None)]), gates=NONE)
+    assert d.allowed, d.errors
+
+
+def test_a_malformed_stored_object_is_named_as_such() -> None:
+    old = claim([exact()])
+    old["spec"]["devices"]["requests"] = "oops"
+    d = review(claim([exact()]), operation="UPDATE", old=old, gates=NONE)
+    assert [(e.field, e.message.startswith("in the stored object: ")) for e in d.errors] == [
+        ("spec.devices.requests", True)]

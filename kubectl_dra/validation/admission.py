@@ -151,6 +151,13 @@ def review(
         raise ValueError("an UPDATE needs the stored (old) object")
     old_obj = copy.deepcopy(old) if operation == "UPDATE" else None
 
+    # decoding: a value of the wrong type ends the request before any admission step
+    decode = decode_errors(submitted, kind)
+    if old_obj is not None:
+        decode += decode_errors(old_obj, kind, prefix="in the stored object: ")
+    if decode:
+        return Decision(kind, name, ns, operation, False, decode, [], [], submitted)
+
     module_name, prepare_name, validate_name = handler
     module = importlib.import_module(module_name)
     prepare = getattr(module, prepare_name)
@@ -240,3 +247,157 @@ def _check_namespace_label(obj: dict, path: FieldPath, namespace_labels: Namespa
             f"namespace {namespace!r}",
         )
     ]
+
+
+# =========================================================================== decoding
+#
+# The API server decodes the request body into typed Go structs before any
+# admission step; a value of the wrong JSON type ends the request there. These
+# schemas restate the types of the fields the rules read, so that a malformed
+# object (possible in files given to the CLI) gets a clear error instead of
+# reaching the rules. Fields not listed are not checked (they are not read).
+
+STR, INT, BOOL, ANY, QUANTITY = "string", "integer", "boolean", "any", "quantity"
+
+
+def _map(value_schema: Any) -> tuple[str, Any]:
+    """A JSON object with arbitrary string keys whose values follow ``value_schema``."""
+    return ("map", value_schema)
+
+
+_META = {
+    "name": STR, "generateName": STR, "namespace": STR, "uid": STR, "resourceVersion": STR,
+    "generation": INT, "labels": _map(STR), "annotations": _map(STR), "finalizers": [STR],
+    "ownerReferences": [{"apiVersion": STR, "kind": STR, "name": STR, "uid": STR, "controller": BOOL,
+                         "blockOwnerDeletion": BOOL}],
+}
+_TOLERATION = {"key": STR, "operator": STR, "value": STR, "effect": STR, "tolerationSeconds": INT}
+_SELECTOR = {"cel": {"expression": STR}}
+_OPAQUE = {"driver": STR, "parameters": ANY}
+_NODE_SELECTOR_REQUIREMENT = {"key": STR, "operator": STR, "values": [STR]}
+_NODE_SELECTOR = {"nodeSelectorTerms": [{"matchExpressions": [_NODE_SELECTOR_REQUIREMENT],
+                                         "matchFields": [_NODE_SELECTOR_REQUIREMENT]}]}
+_SELECTION = {
+    "deviceClassName": STR, "selectors": [_SELECTOR], "allocationMode": STR, "count": INT,
+    "tolerations": [_TOLERATION], "capacity": {"requests": _map(QUANTITY)},
+    "derivedAttributes": [{"name": STR, "expression": STR}],
+}
+_CLAIM_SPEC = {"devices": {
+    "requests": [{
+        "name": STR,
+        "exactly": {**_SELECTION, "adminAccess": BOOL},
+        "firstAvailable": [{**_SELECTION, "name": STR}],
+    }],
+    "constraints": [{"requests": [STR], "matchAttribute": STR, "distinctAttribute": STR}],
+    "config": [{"requests": [STR], "opaque": _OPAQUE}],
+}}
+_RESULT = {
+    "request": STR, "driver": STR, "pool": STR, "device": STR, "adminAccess": BOOL, "tolerations": [_TOLERATION],
+    "bindingConditions": [STR], "bindingFailureConditions": [STR], "shareID": STR,
+    "consumedCapacity": _map(QUANTITY), "skipNodeOperations": [STR],
+}
+_CLAIM_STATUS = {
+    "allocation": {
+        "devices": {"results": [_RESULT], "config": [{"source": STR, "requests": [STR], "opaque": _OPAQUE}]},
+        "nodeSelector": _NODE_SELECTOR,
+    },
+    "reservedFor": [{"apiGroup": STR, "resource": STR, "name": STR, "uid": STR}],
+    "devices": [{
+        "driver": STR, "pool": STR, "device": STR, "shareID": STR, "data": ANY,
+        "conditions": [{"type": STR, "status": STR, "reason": STR, "message": STR, "observedGeneration": INT}],
+        "networkData": {"interfaceName": STR, "hardwareAddress": STR, "ips": [STR]},
+    }],
+}
+_CLAIM_REFERENCE = {"name": STR, "resourceClaimName": STR, "resourceClaimTemplateName": STR}
+_CONTAINER_CLAIMS = {"resources": {"claims": [{"name": STR, "request": STR}]}}
+_COUNTERS = _map({"value": QUANTITY})
+_DEVICE = {
+    "name": STR, "attributes": _map({"int": INT, "bool": BOOL, "string": STR, "version": STR}),
+    "capacity": _map({"value": QUANTITY}), "consumesCounters": [{"counterSet": STR, "counters": _COUNTERS}],
+    "nodeName": STR, "nodeSelector": _NODE_SELECTOR, "allNodes": BOOL,
+    "taints": [{"key": STR, "value": STR, "effect": STR}], "bindsToNode": BOOL,
+    "bindingConditions": [STR], "bindingFailureConditions": [STR], "allowMultipleAllocations": BOOL,
+}
+
+#: kind -> the types of the fields the rules read
+SCHEMAS: dict[str, dict[str, Any]] = {
+    "ResourceClaim": {"metadata": _META, "spec": _CLAIM_SPEC, "status": _CLAIM_STATUS},
+    "ResourceClaimTemplate": {"metadata": _META, "spec": {"metadata": _META, "spec": _CLAIM_SPEC}},
+    "PodGroup": {"metadata": _META, "spec": {"resourceClaims": [_CLAIM_REFERENCE]},
+                 "status": {"resourceClaimStatuses": [{"name": STR, "resourceClaimName": STR}]}},
+    "Pod": {"metadata": _META, "spec": {
+        "resourceClaims": [_CLAIM_REFERENCE], "resources": {"claims": [{"name": STR, "request": STR}]},
+        "containers": [_CONTAINER_CLAIMS], "initContainers": [_CONTAINER_CLAIMS],
+        "ephemeralContainers": [_CONTAINER_CLAIMS]}},
+    "DeviceClass": {"metadata": _META, "spec": {
+        "selectors": [_SELECTOR], "config": [{"opaque": _OPAQUE}], "extendedResourceName": STR}},
+    "ResourceSlice": {"metadata": _META, "spec": {
+        "driver": STR, "pool": {"name": STR, "generation": INT, "resourceSliceCount": INT},
+        "nodeName": STR, "nodeSelector": _NODE_SELECTOR, "allNodes": BOOL, "perDeviceNodeSelection": BOOL,
+        "sharedCounters": [{"name": STR, "counters": _COUNTERS}], "devices": [_DEVICE],
+        "skipNodeOperations": [STR]}},
+}
+
+
+def decode_errors(obj: Any, kind: str, prefix: str = "") -> list[FieldError]:
+    """TypeInvalid errors for every value whose JSON type does not fit the kind's schema."""
+    from .field import TYPE_INVALID
+
+    out: list[tuple[FieldPath, Any, str]] = []
+    if not isinstance(obj, dict):
+        return [FieldError(TYPE_INVALID, "<root>", _json_type(obj), f"{prefix}must be an object")]
+    _check_type(obj, SCHEMAS.get(kind, {"metadata": _META}), None, out)
+    return [FieldError(TYPE_INVALID, str(path), value, prefix + message) for path, value, message in out]
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _check_type(value: Any, schema: Any, path: FieldPath | None, out: list[tuple[FieldPath, Any, str]]) -> None:
+    """Append (path, actual type, message) for each mismatch; ``null`` is always accepted (zero value)."""
+    if value is None or schema == ANY:
+        return
+    here = path if path is not None else FieldPath("")
+    actual = _json_type(value)
+    if isinstance(schema, dict):
+        if not isinstance(value, dict):
+            out.append((here, actual, f"must be an object, not {actual}"))
+            return
+        for key, sub in schema.items():
+            if key in value:
+                _check_type(value[key], sub, here.child(key) if path is not None else FieldPath(key), out)
+    elif isinstance(schema, list):
+        if not isinstance(value, list):
+            out.append((here, actual, f"must be an array, not {actual}"))
+            return
+        for i, item in enumerate(value):
+            _check_type(item, schema[0], here.index(i), out)
+    elif isinstance(schema, tuple):
+        if not isinstance(value, dict):
+            out.append((here, actual, f"must be an object, not {actual}"))
+            return
+        for key, item in value.items():
+            _check_type(item, schema[1], here.key(str(key)), out)
+    elif schema == STR and actual != "string":
+        out.append((here, actual, f"must be a string, not {actual}"))
+    elif schema == INT and actual != "integer":
+        out.append((here, actual, f"must be an integer, not {actual}"))
+    elif schema == BOOL and actual != "boolean":
+        out.append((here, actual, f"must be a boolean, not {actual}"))
+    elif schema == QUANTITY and actual not in ("string", "integer", "number"):
+        out.append((here, actual, f"must be a quantity (a string or a number), not {actual}"))
