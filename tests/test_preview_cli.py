@@ -288,3 +288,36 @@ def test_installed_executable_on_demo() -> None:
     proc = subprocess.run([exe_path, "preview", "--state", str(cluster_path()), "-n", "ml-team", "pod/trainer-b",
                            "--no-headers"], capture_output=True, text=True)
     assert proc.returncode == 0 and proc.stdout.split()[:2] == ["gpu-node-1", "Allocated"]
+
+
+def test_nodes_ranked_by_prioritized_list_choice(tmp_path: Path) -> None:
+    """A node that serves the first choice ranks above one that serves only the second,
+    whatever the names."""
+    import yaml
+
+    def node(name: str) -> dict[str, Any]:
+        return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}}
+
+    def device_slice(node_name: str, kind: str) -> dict[str, Any]:
+        return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": node_name},
+                "spec": {"driver": "d.example.com", "nodeName": node_name,
+                         "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1},
+                         "devices": [{"name": "dev-0", "attributes": {"kind": {"string": kind}}}]}}
+
+    def device_class(kind: str) -> dict[str, Any]:
+        return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": kind},
+                "spec": {"selectors": [{"cel": {"expression": f'device.attributes["d.example.com"].kind == "{kind}"'}}]}}
+
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "c", "namespace": "default"},
+             "spec": {"devices": {"requests": [{"name": "r", "firstAvailable": [
+                 {"name": "big", "deviceClassName": "big"}, {"name": "small", "deviceClassName": "small"}]}]}}}
+    state = tmp_path / "state.yaml"
+    state.write_text(yaml.safe_dump_all([device_class("big"), device_class("small"), node("a-node"), node("b-node"),
+                                         device_slice("a-node", "small"), device_slice("b-node", "big"), claim]))
+    result = CliRunner().invoke(cli, ["preview", "--state", str(state), "claim/c", "-o", "json"],
+                                catch_exceptions=False)
+    doc = json.loads(result.stdout)
+    assert result.exit_code == 0
+    assert [(n["node"], n["allocations"][0]["allocation"]["devices"]["results"][0]["request"]) for n in doc["nodes"]] \
+        == [("b-node", "r/big"), ("a-node", "r/small")]
+    assert doc["nodes"][0]["score"] > doc["nodes"][1]["score"]

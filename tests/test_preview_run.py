@@ -118,3 +118,22 @@ def test_pod_filters_nodes_before_allocating() -> None:
     result = run_preview(state, resolve_targets(state, ["pod/p"]), Gates(), candidate_nodes(state), allocator=alloc)
     assert [c[0] for c in alloc.calls] == ["n1"]
     assert [n.status for n in result.nodes] == ["Allocated", "Unschedulable"]
+
+
+def test_table_mixes_device_rows_and_reason_rows() -> None:
+    from kubectl_dra.cli.preview import render_table
+
+    state = state_of(claim("a"), node("n1"), node("n2"), node("n3"))
+    plan = resolve_targets(state, ["a"])
+    alloc = ScriptedAllocator({"n1": ("ok", 3), "n2": "no", "n3": "error"})
+    result = run_preview(state, plan, Gates(), candidate_nodes(state), allocator=alloc, explain_failures=False)
+    lines = render_table(result).splitlines()
+    assert lines[0].split() == ["NODE", "STATUS", "CLAIM", "REQUEST", "DEVICE", "CAPACITY"]
+    assert lines[1].split() == ["n1", "Allocated", "default/a", "r", "d/p/n1-dev"]
+    assert lines[2].split(None, 2) == ["n2", "Unschedulable", "cannot allocate all claims"]
+    assert lines[3].split(None, 2) == ["n3", "Error", "could not retrieve device class gpu"]
+    # the reason starts where CLAIM starts: NODE and STATUS are aligned on every row
+    assert {line.index(word) for line, word in zip(lines, ["CLAIM", "default/a", "cannot", "could"])} == {
+        lines[0].index("CLAIM")}
+    wide = render_table(result, wide=True, no_headers=True).splitlines()
+    assert wide[0].split()[:3] == ["n1", "Allocated", "3"] and len(wide) == 3
