@@ -346,3 +346,10 @@ def test_a_malformed_stored_object_is_named_as_such() -> None:
     d = review(claim([exact()]), operation="UPDATE", old=old, gates=NONE)
     assert [(e.field, e.message.startswith("in the stored object: ")) for e in d.errors] == [
         ("spec.devices.requests", True)]
+
+
+def test_capacity_requests_must_decode_as_quantities() -> None:
+    bad = review(claim([exact(capacity={"requests": {"memory": "1Gx", "cores": "2"}})]), gates=ALL)
+    assert [(e.type, e.field) for e in bad.errors] == [
+        ("FieldValueTypeInvalid", "spec.devices.requests[0].exactly.capacity.requests[memory]")]
+    assert review(claim([exact(capacity={"requests": {"memory": "1Gi", "cores": 2}})]), gates=ALL).allowed

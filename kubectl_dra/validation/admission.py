@@ -399,5 +399,10 @@ def _check_type(value: Any, schema: Any, path: FieldPath | None, out: list[tuple
         out.append((here, actual, f"must be an integer, not {actual}"))
     elif schema == BOOL and actual != "boolean":
         out.append((here, actual, f"must be a boolean, not {actual}"))
-    elif schema == QUANTITY and actual not in ("string", "integer", "number"):
-        out.append((here, actual, f"must be a quantity (a string or a number), not {actual}"))
+    elif schema == QUANTITY:
+        from ..quantity import Quantity, QuantityError
+
+        try:
+            Quantity.from_json(value)
+        except QuantityError as exc:
+            out.append((here, value, f"not a valid quantity: {exc}"))
