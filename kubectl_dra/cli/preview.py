@@ -73,6 +73,8 @@ def _run(targets: Sequence[str], filenames: Sequence[str], nodes: Sequence[str],
     if not targets and not filenames:
         raise UsageError("nothing to preview: name a claim, template/NAME, pod/NAME, podgroup/NAME or use -f FILE "
                          "(see kubectl dra preview --help)")
+    if "-" in filenames and "-" in state_paths:
+        raise UsageError("standard input can feed either -f - or --state -, not both")
     gates = resolve_gates(feature_gates, kubernetes_version)
     file_objects = [(obj, _origin(path)) for path in filenames for obj in load_documents([path])]
     state = load_cluster(state_paths, kubeconfig, kube_context, request_timeout)
@@ -83,18 +85,19 @@ def _run(targets: Sequence[str], filenames: Sequence[str], nodes: Sequence[str],
         raise UsageError("the cluster state has no nodes to preview on (no Node objects and no node-local slices); "
                          "use --node NAME")
     explain_fn = _explain_function(explain)
+    if explain_fn is not None and output in ("json", "yaml"):
+        # one document: the explanation, which carries the per-node outcomes too
+        text, code = _explanation(explain_fn, state, gates, plan, nodes, output, no_headers, targets, filenames)
+        click.echo(text)
+        return code
     show_progress = stderr_is_terminal() and len(candidates) > 200
     result = run_preview(state, plan, gates, candidates, progress=_progress if show_progress else None)
     if show_progress:
         click.echo("\r" + " " * 40 + "\r", err=True, nl=False)
-    if explain_fn is not None and output in ("json", "yaml"):
-        # one document: the explanation (it carries the per-node outcomes too)
-        click.echo(_explanation(explain_fn, state, gates, plan, nodes, output, no_headers, targets, filenames))
-    else:
-        _emit(result, output, no_headers)
-        if explain_fn is not None:
-            click.echo("")
-            click.echo(_explanation(explain_fn, state, gates, plan, nodes, output, no_headers, targets, filenames))
+    _emit(result, output, no_headers)
+    if explain_fn is not None:
+        click.echo("")
+        click.echo(_explanation(explain_fn, state, gates, plan, nodes, output, no_headers, targets, filenames)[0])
     if result.all_errors:
         return 2
     return 0 if result.fitting else 1
@@ -126,15 +129,15 @@ def _explain_function(explain: bool) -> Any:
 
 
 def _explanation(function: Any, state: Any, gates: Any, plan: Any, nodes: Sequence[str], output: str,
-                 no_headers: bool, targets: Sequence[str], filenames: Sequence[str]) -> str:
-    """The explain presenter's text (kubectl_dra.cli.explain.render_explanation contract)."""
+                 no_headers: bool, targets: Sequence[str], filenames: Sequence[str]) -> tuple[str, int]:
+    """The explain presenter's text and exit code (kubectl_dra.cli.explain.render_explanation contract)."""
     label = " ".join([*targets, *(f"-f {f}" for f in filenames)])
     try:
-        text, _code = function(state, gates, plan, nodes=list(nodes) or None, output=output,
+        text, code = function(state, gates, plan, nodes=list(nodes) or None, output=output,
                                no_headers=no_headers, target=label)
     except NotImplementedError:
         raise UsageError("--explain is not available in this build yet; use `kubectl dra explain`") from None
-    return str(text)
+    return str(text), int(code)
 
 
 # --------------------------------------------------------------------------- output
