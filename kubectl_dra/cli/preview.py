@@ -52,6 +52,9 @@ def preview(targets: tuple[str, ...], filenames: tuple[str, ...], nodes: tuple[s
     KIND/NAMESPACE/NAME. Several targets (and -f files, which come first) are allocated
     together, in order, as the claims of one pod are. Nodes that fit are ranked the way
     the scheduler prefers them.
+
+    Exit status: 0 when some node fits, 1 when none does, 2 on usage or input errors
+    (also when every node ends in an allocation error, such as an unknown DeviceClass).
     """
     try:
         code = _run(targets, filenames, nodes, namespace, feature_gates, kubernetes_version, explain, output,
