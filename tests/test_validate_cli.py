@@ -138,3 +138,16 @@ def test_v1beta1_claims_and_slices_are_converted_to_v1(tmp_path: Path) -> None:
     assert decisions[1]["allowed"], decisions[1]["errors"]
     assert decisions[1]["object"]["spec"]["devices"][0]["attributes"] == {"model": {"string": "a"}}
     assert "converted from resource.k8s.io/v1beta1" in result.stderr
+
+
+def test_kubernetes_version_sets_release_defaults(tmp_path: Path) -> None:
+    obj = claim("a", tolerations=[{"key": "k", "operator": "Exists"}])
+    path = write(tmp_path, "c.yaml", obj)
+    old_release = json.loads(run("-f", path, "-o", "json", "--kubernetes-version", "1.34").stdout)
+    assert "tolerations" not in old_release["object"]["spec"]["devices"]["requests"][0]["exactly"]
+    newer = json.loads(run("-f", path, "-o", "json", "--kubernetes-version", "1.34",
+                           "--feature-gates", "DRADeviceTaints=true").stdout)
+    assert newer["object"]["spec"]["devices"]["requests"][0]["exactly"]["tolerations"] == [
+        {"key": "k", "operator": "Exists"}]
+    bad = run("-f", path, "--kubernetes-version", "9.99")
+    assert bad.exit_code == 2 and bad.stderr.startswith("error: ")

@@ -353,3 +353,49 @@ def test_capacity_requests_must_decode_as_quantities() -> None:
     assert [(e.type, e.field) for e in bad.errors] == [
         ("FieldValueTypeInvalid", "spec.devices.requests[0].exactly.capacity.requests[memory]")]
     assert review(claim([exact(capacity={"requests": {"memory": "1Gi", "cores": 2}})]), gates=ALL).allowed
+
+
+# --------------------------------------------------------------------------- robustness
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from tests.admission_scenarios import load_admission_scenarios  # noqa: E402
+
+_OBJECTS = [
+    (s["object"], s.get("oldObject"))
+    for s in load_admission_scenarios()
+    if s["object"].get("kind") in ("ResourceClaim", "ResourceClaimTemplate", "PodGroup", "Pod")
+    and len(str(s["object"])) < 6000
+]
+_ODD_VALUES = st.sampled_from([None, True, 0, -1, 2**64, 1.5, "", "a/b/c", "X" * 300, [], {}, [1], {"k": "v"}, "\x00"])
+
+
+def _container_paths(value: Any, prefix: tuple = ()) -> list[tuple]:
+    paths = [prefix]
+    if isinstance(value, dict):
+        for k, v in value.items():
+            paths += _container_paths(v, prefix + (k,))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            paths += _container_paths(v, prefix + (i,))
+    return paths
+
+
+@settings(max_examples=80, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), all_gates=st.booleans(), status=st.booleans())
+def test_any_edit_of_a_scenario_object_gets_a_decision_whose_patch_applies(data: Any, all_gates: bool,
+                                                                           status: bool) -> None:
+    obj, old = copy.deepcopy(data.draw(st.sampled_from(_OBJECTS)))
+    for _ in range(data.draw(st.integers(1, 3))):
+        path = data.draw(st.sampled_from([p for p in _container_paths(obj) if p and p[0] not in ("kind",)]))
+        target = obj
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = data.draw(_ODD_VALUES)
+    d = review(obj, operation="UPDATE" if old else "CREATE", old=old, gates=ALL if all_gates else NONE,
+               namespace_labels={}, subresource="status" if (status and old) else None)
+    assert d.allowed == (not d.errors)
+    assert jsonpatch.apply_patch(obj, d.patch) == d.object
+    assert d.status_message()
