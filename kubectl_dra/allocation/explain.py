@@ -138,6 +138,8 @@ class SelectionRefiner:
     def __init__(self, state: Any) -> None:
         self.state = state
         self._devices: dict[DeviceId, Obj] | None = None
+        self._slices: dict[tuple[str, str], list[Obj]] = {}
+        self._pool_devices: dict[tuple[str, str], list[tuple[str, Obj]]] = {}
         self._classes = {str((c.get("metadata") or {}).get("name") or ""): c for c in state.device_classes}
         self._cache: dict[tuple[str, str], bool | None] = {}
         self._contents: dict[DeviceId, str] = {}
@@ -145,15 +147,23 @@ class SelectionRefiner:
         #: (id of the claim dict, request) -> (the claim, its spec)
         self._specs: dict[tuple[int, str], tuple[Obj, RequestSpec | None]] = {}
 
-    def _device(self, key: DeviceId) -> Obj | None:
+    def _index(self) -> dict[DeviceId, Obj]:
+        """Devices by id and slices by pool, built once on first need."""
         if self._devices is None:
             self._devices = {}
             for s in self.state.resource_slices:
                 spec = s.get("spec") or {}
                 driver, pool = str(spec.get("driver") or ""), str((spec.get("pool") or {}).get("name") or "")
+                self._slices.setdefault((driver, pool), []).append(spec)
                 for d in spec.get("devices") or []:
-                    self._devices.setdefault((driver, pool, str(d.get("name") or "")), d)
-        return self._devices.get(key)
+                    name = str(d.get("name") or "")
+                    if (driver, pool, name) not in self._devices:
+                        self._devices[(driver, pool, name)] = d
+                        self._pool_devices.setdefault((driver, pool), []).append((name, d))
+        return self._devices
+
+    def _device(self, key: DeviceId) -> Obj | None:
+        return self._index().get(key)
 
     def _content(self, key: DeviceId, device: Obj) -> str:
         """What CEL can see of a device (driver, attributes, capacity); identical devices on
@@ -189,10 +199,8 @@ class SelectionRefiner:
         """The quantity format the slice declared the counter in (None when not found)."""
         from ..quantity import Quantity, QuantityError
 
-        for s in self.state.resource_slices:
-            spec = s.get("spec") or {}
-            if spec.get("driver") != driver or (spec.get("pool") or {}).get("name") != pool:
-                continue
+        self._index()
+        for spec in self._slices.get((driver, pool), []):
             for cs in spec.get("sharedCounters") or []:
                 if cs.get("name") == counter_set:
                     value = ((cs.get("counters") or {}).get(counter) or {}).get("value")
@@ -228,13 +236,13 @@ class SelectionRefiner:
             from ..usage import allocated_devices
 
             self._allocated = set(allocated_devices(self.state.resource_claims).consuming)
-        self._device((driver, pool, ""))  # build the index
+        self._index()
         out = []
-        for key, device in (self._devices or {}).items():
-            if key[:2] != (driver, pool) or key not in self._allocated:
+        for name, device in self._pool_devices.get((driver, pool), []):
+            if (driver, pool, name) not in self._allocated:
                 continue
             if any(c.get("counterSet") == counter_set for c in device.get("consumesCounters") or []):
-                out.append(key[2])
+                out.append(name)
         return out
 
     def _compat(self, driver: str, pool: str, rejection: Rejection) -> Rejection:
