@@ -345,3 +345,20 @@ def test_explain_reads_the_live_cluster_once(server, kubeconfig, cli_runner):
                               "(no device of class tpu exists in the cluster)")  # namespace from the kubeconfig
     first_pages = [r.path for r in server.requests if r.path.endswith("s") and "continue" not in r.query]
     assert len(first_pages) == len(set(first_pages))
+
+
+def test_kubeconfig_list_in_environment(server, kubeconfig, monkeypatch, tmp_path):
+    """$KUBECONFIG may name several files, some missing, as kubectl allows."""
+    monkeypatch.setenv("KUBECONFIG", f"{tmp_path / 'missing'}:{kubeconfig}")
+    assert len(load_live_state().nodes) == 5
+    assert kubeconfig_namespace() == "team-a"
+
+
+def test_cli_context_flag(server, tmp_path, cli_runner):
+    from kubectl_dra.cli.main import cli
+
+    path = server.write_kubeconfig(tmp_path / "config", context="main", extra_contexts={"other": "ml"})
+    result = cli_runner.invoke(cli, ["usage", "--kubeconfig", str(path), "--context", "other", "--no-headers"])
+    assert result.exit_code == 0, result.output
+    result = cli_runner.invoke(cli, ["usage", "--kubeconfig", str(path), "--context", "nope"])
+    assert result.exit_code == 2 and "nope" in result.output
