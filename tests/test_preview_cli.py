@@ -321,3 +321,17 @@ def test_nodes_ranked_by_prioritized_list_choice(tmp_path: Path) -> None:
     assert [(n["node"], n["allocations"][0]["allocation"]["devices"]["results"][0]["request"]) for n in doc["nodes"]] \
         == [("b-node", "r/big"), ("a-node", "r/small")]
     assert doc["nodes"][0]["score"] > doc["nodes"][1]["score"]
+
+
+def test_shell_completion_offers_target_kinds() -> None:
+    from kubectl_dra.cli.preview import _complete_target, preview as command
+
+    ctx = click_context(command)
+    assert _complete_target(ctx, command.params[0], "po") == ["pod/", "podgroup/"]
+    assert _complete_target(ctx, command.params[0], "") == ["claim/", "template/", "pod/", "podgroup/"]
+
+
+def click_context(command: Any) -> Any:
+    import click
+
+    return click.Context(command)

@@ -30,8 +30,14 @@ Examples:
 """
 
 
+def _complete_target(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+    """Shell completion: the target kinds (names need the cluster, which completion must not block on)."""
+    kinds = ("claim/", "template/", "pod/", "podgroup/")
+    return [k for k in kinds if k.startswith(incomplete)]
+
+
 @click.command("preview", epilog=EPILOG)
-@click.argument("targets", nargs=-1, metavar="[TARGET]...")
+@click.argument("targets", nargs=-1, metavar="[TARGET]...", shell_complete=_complete_target)
 @click.option("-f", "--filename", "filenames", multiple=True, metavar="FILE",
               help="Claims, templates, pods or PodGroups to preview (YAML/JSON, - for stdin). Repeatable.")
 @click.option("--node", "nodes", multiple=True, metavar="NAME",
