@@ -399,3 +399,12 @@ def test_any_edit_of_a_scenario_object_gets_a_decision_whose_patch_applies(data:
     assert d.allowed == (not d.errors)
     assert jsonpatch.apply_patch(obj, d.patch) == d.object
     assert d.status_message()
+
+
+def test_spec_comparison_treats_zero_count_and_empty_lists_as_absent() -> None:
+    old = claim([exact(allocationMode="All", count=0, selectors=[])])
+    new = claim([exact(allocationMode="All")])
+    assert review(new, operation="UPDATE", old=old, gates=NONE).allowed
+    admin_false = claim([exact(allocationMode="All", adminAccess=False)])
+    stored = review(admin_false, operation="UPDATE", old=old, gates=ALL)
+    assert [e.field for e in stored.errors] == ["spec"]  # *bool: false is not the same as unset

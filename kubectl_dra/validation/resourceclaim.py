@@ -70,6 +70,10 @@ def _enabled(gates: "FeatureGates", name: str) -> bool:
     return bool(gates.enabled(name))
 
 
+#: integer fields that are plain (not pointer) Go fields: 0 and "absent" are the same value
+_ZERO_IS_ABSENT = frozenset({"count"})
+
+
 def normalized(value: Any) -> Any:
     """``value`` with empty lists/maps and nulls removed, so that comparisons treat an
     omitted field and its empty value as equal (as apimachinery's semantic DeepEqual does)."""
@@ -78,6 +82,8 @@ def normalized(value: Any) -> Any:
         for k, v in value.items():
             nv = normalized(v)
             if nv is None or nv == [] or nv == {} or nv == "":
+                continue
+            if k in _ZERO_IS_ABSENT and nv == 0 and not isinstance(nv, bool):
                 continue
             out[k] = nv
         return out
