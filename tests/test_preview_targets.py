@@ -271,3 +271,37 @@ def test_file_claim_status_is_dropped_and_kind_checked() -> None:
     assert plan.claims[0].allocation is None
     with pytest.raises(InputError, match="cannot be previewed"):
         resolve_targets(state_of(), [], [({"kind": "DeviceClass", "metadata": {"name": "x"}}, "f.yaml")])
+
+
+def test_pod_node_taints_and_cordon() -> None:
+    tainted = node("n1")
+    tainted["spec"] = {"taints": [{"key": "gpu", "value": "only", "effect": "NoSchedule"},
+                                  {"key": "soft", "effect": "PreferNoSchedule"}]}
+    cordoned = node("n2")
+    cordoned["spec"] = {"unschedulable": True}
+    plain = pod("p", [{"name": "x", "resourceClaimName": "a"}])
+    tolerant = pod("q", [{"name": "x", "resourceClaimName": "a"}], tolerations=[
+        {"key": "gpu", "operator": "Equal", "value": "only", "effect": "NoSchedule"},
+        {"key": "node.kubernetes.io/unschedulable", "operator": "Exists"}])
+    state = state_of(claim("a"), plain, tolerant)
+    plan = resolve_targets(state, ["pod/p"])
+    assert plan.blockers(tainted) == ["node(s) had untolerated taint {gpu: only}"]
+    assert plan.blockers(cordoned) == ["node(s) were unschedulable"]
+    ok = resolve_targets(state, ["pod/q"])
+    assert ok.blockers(tainted) == [] and ok.blockers(cordoned) == []
+    # taints do not matter for claims previewed on their own (no pod to tolerate them)
+    assert resolve_targets(state, ["a"]).blockers(tainted) == []
+
+
+@pytest.mark.parametrize("toleration,matches", [
+    ({"operator": "Exists"}, True),
+    ({"key": "k", "operator": "Exists", "effect": "NoSchedule"}, True),
+    ({"key": "k", "operator": "Exists", "effect": "NoExecute"}, False),
+    ({"key": "k", "value": "v"}, True),
+    ({"key": "k", "value": "w"}, False),
+    ({"key": "other", "operator": "Exists"}, False),
+])
+def test_toleration_matches(toleration: dict, matches: bool) -> None:
+    from kubectl_dra.preview.nodes import toleration_matches
+
+    assert toleration_matches(toleration, {"key": "k", "value": "v", "effect": "NoSchedule"}) is matches

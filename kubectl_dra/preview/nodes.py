@@ -78,7 +78,37 @@ def pod_fits_node(pod: Obj, node: Obj) -> str | None:
                 .get("requiredDuringSchedulingIgnoredDuringExecution"))
     if required and not selector_matches(node, required):
         return "node(s) didn't match Pod's node affinity/selector"
+    tolerations = spec.get("tolerations") or []
+    node_spec = node.get("spec") or {}
+    if node_spec.get("unschedulable") and not any(
+            toleration_matches(t, {"key": UNSCHEDULABLE_TAINT, "effect": "NoSchedule"}) for t in tolerations):
+        return "node(s) were unschedulable"
+    for taint in node_spec.get("taints") or []:
+        if taint.get("effect") in ("NoSchedule", "NoExecute") and not any(
+                toleration_matches(t, taint) for t in tolerations):
+            value = f": {taint['value']}" if taint.get("value") else ""
+            return f"node(s) had untolerated taint {{{taint.get('key')}{value}}}"
     return None
+
+
+#: the taint that stands for ``spec.unschedulable`` (a cordoned node)
+UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
+
+
+def toleration_matches(toleration: Obj, taint: Obj) -> bool:
+    """A core/v1 Toleration against a node Taint, as the scheduler's TaintToleration filter reads it."""
+    effect = toleration.get("effect") or ""
+    if effect and effect != taint.get("effect"):
+        return False
+    key = toleration.get("key") or ""
+    operator = toleration.get("operator") or "Equal"
+    if not key:
+        return operator == "Exists"  # an empty key with Exists tolerates everything
+    if key != taint.get("key"):
+        return False
+    if operator == "Exists":
+        return True
+    return operator == "Equal" and (toleration.get("value") or "") == (taint.get("value") or "")
 
 
 def pod_ref(pod: Obj) -> str:
