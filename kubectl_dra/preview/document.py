@@ -9,7 +9,10 @@ Shape::
                {"node", "status": "Error", "error": "..."}]}
 
 ``allocation`` is a Kubernetes AllocationResult exactly as it would be stored in
-``ResourceClaim.status.allocation``.
+``ResourceClaim.status.allocation``. ``claims`` lists every claim of the preview; a node's
+``allocations`` has one entry per claim in that order, except the implicit claim for
+extended resources on nodes that serve all of them through a device plugin (no claim is
+needed there). Already-allocated claims appear with their stored allocation.
 """
 
 from __future__ import annotations
