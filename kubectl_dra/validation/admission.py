@@ -374,31 +374,32 @@ def _check_type(value: Any, schema: Any, path: FieldPath | None, out: list[tuple
         return
     here = path if path is not None else FieldPath("")
     actual = _json_type(value)
+    shown = actual if isinstance(value, (dict, list)) else value  # the value itself unless it is large
     if isinstance(schema, dict):
         if not isinstance(value, dict):
-            out.append((here, actual, f"must be an object, not {actual}"))
+            out.append((here, shown, f"must be an object, not {actual}"))
             return
         for key, sub in schema.items():
             if key in value:
                 _check_type(value[key], sub, here.child(key) if path is not None else FieldPath(key), out)
     elif isinstance(schema, list):
         if not isinstance(value, list):
-            out.append((here, actual, f"must be an array, not {actual}"))
+            out.append((here, shown, f"must be an array, not {actual}"))
             return
         for i, item in enumerate(value):
             _check_type(item, schema[0], here.index(i), out)
     elif isinstance(schema, tuple):
         if not isinstance(value, dict):
-            out.append((here, actual, f"must be an object, not {actual}"))
+            out.append((here, shown, f"must be an object, not {actual}"))
             return
         for key, item in value.items():
             _check_type(item, schema[1], here.key(str(key)), out)
     elif schema == STR and actual != "string":
-        out.append((here, actual, f"must be a string, not {actual}"))
+        out.append((here, shown, f"must be a string, not {actual}"))
     elif schema == INT and actual != "integer":
-        out.append((here, actual, f"must be an integer, not {actual}"))
+        out.append((here, shown, f"must be an integer, not {actual}"))
     elif schema == BOOL and actual != "boolean":
-        out.append((here, actual, f"must be a boolean, not {actual}"))
+        out.append((here, shown, f"must be a boolean, not {actual}"))
     elif schema == QUANTITY:
         from ..quantity import Quantity, QuantityError
 
