@@ -79,6 +79,8 @@ class Fault:
     times: int | None = None
     #: only requests that carry a continue token (a second or later page)
     later_pages_only: bool = False
+    #: value of a Retry-After header to send (None: no header)
+    retry_after: str | None = None
 
 
 @dataclass
@@ -171,6 +173,8 @@ class FakeAPIServer:
         #: resourceVersion -> snapshot of one kind's objects, for continue tokens
         self._snapshots: dict[tuple[str, int], list[Obj]] = {}
         self._stopping = threading.Event()
+        #: extra response headers per handler thread (Retry-After of faults)
+        self._pending_headers: dict[int, dict[str, str]] = {}
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._tmp = tempfile.TemporaryDirectory(prefix="fake-apiserver-")
@@ -201,9 +205,9 @@ class FakeAPIServer:
             self._objects[kind] = [o for o in self._objects[kind] if _meta(o) != (namespace, name)]
 
     def fail(self, path: str, status: int = 500, message: str = "injected failure", *, delay: float = 0.0,
-             times: int | None = None, later_pages_only: bool = False) -> None:
+             times: int | None = None, later_pages_only: bool = False, retry_after: str | None = None) -> None:
         """Make requests to ``path`` (e.g. ``/api/v1/nodes``) fail with ``status`` after ``delay``."""
-        self.faults[path] = Fault(status, message, delay, times, later_pages_only)
+        self.faults[path] = Fault(status, message, delay, times, later_pages_only, retry_after)
 
     def expire_continue_tokens(self) -> None:
         """Every continue token issued so far answers 410 Gone (as after an etcd compaction)."""
@@ -284,7 +288,7 @@ class FakeAPIServer:
             return fault
 
     def handle(self, path: str, query: dict[str, str], authorization: str | None) -> tuple[int, Any, float]:
-        """(status, JSON body, delay) for one GET."""
+        """(status, JSON body, delay) for one GET (see :meth:`headers_for` for extra headers)."""
         request = Request(path, query, authorization)
         with self._lock:
             self.requests.append(request)
@@ -295,6 +299,8 @@ class FakeAPIServer:
             return 401, _status(401, "Unauthorized"), 0.0
         fault = self._take_fault(path, query)
         if fault is not None:
+            if fault.retry_after is not None:
+                self._pending_headers[threading.get_ident()] = {"Retry-After": fault.retry_after}
             return fault.status, _status(fault.status, fault.message), fault.delay
         status, body = self._route(path.rstrip("/") or "/", query)
         return status, body, 0.0
@@ -421,6 +427,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(payload)))
+            for name, value in self.server_ref._pending_headers.pop(threading.get_ident(), {}).items():
+                self.send_header(name, value)
             self.end_headers()
             self.wfile.write(payload)
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError):

@@ -362,3 +362,18 @@ def test_cli_context_flag(server, tmp_path, cli_runner):
     assert result.exit_code == 0, result.output
     result = cli_runner.invoke(cli, ["usage", "--kubeconfig", str(path), "--context", "nope"])
     assert result.exit_code == 2 and "nope" in result.output
+
+
+def test_retry_after_is_honoured(server, kubeconfig):
+    server.fail("/api/v1/nodes", 429, "too many requests", times=2, retry_after="0")
+    state = load_live_state(kubeconfig=kubeconfig)
+    assert len(state.nodes) == 5
+    assert len([r for r in server.list_requests("/api/v1/nodes") if "continue" not in r.query]) == 3
+
+
+def test_throttled_for_good_is_an_error(server, kubeconfig):
+    server.fail("/api/v1/nodes", 429, "too many requests", retry_after="0")
+    with pytest.raises(ClusterAccessError) as err:
+        load_live_state(kubeconfig=kubeconfig)
+    assert "(429)" in err.value.message
+    assert len(server.list_requests("/api/v1/nodes")) == live.RETRY_AFTER_ATTEMPTS

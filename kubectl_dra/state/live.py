@@ -14,6 +14,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,9 @@ from .snapshot import ClusterState, Obj
 
 #: page size of list requests (kubectl uses 500 too)
 PAGE_SIZE = 500
+#: tries of a request the server answers with 429/503 and Retry-After, and the longest wait
+RETRY_AFTER_ATTEMPTS = 4
+MAX_RETRY_AFTER = 5.0
 
 RESOURCE_GROUP_VERSION = "resource.k8s.io/v1"
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
@@ -118,7 +122,8 @@ def _retries() -> Any:
     """Retry refused connections twice; never retry reads, so a timeout takes one timeout."""
     import urllib3
 
-    return urllib3.Retry(total=2, connect=2, read=0, status=0, redirect=2, other=0)
+    return urllib3.Retry(total=2, connect=2, read=0, status=0, redirect=2, other=0,
+                         respect_retry_after_header=False)  # Retry-After: see _Client.get
 
 
 def kubeconfig_namespace(kubeconfig: str | None = None, context: str | None = None) -> str | None:
@@ -160,36 +165,46 @@ class _Client:
         self.api.close()
 
     def get(self, path: str, query: list[tuple[str, Any]] | None = None, what: str = "") -> tuple[int, Any]:
-        """(HTTP status, decoded JSON body); raises ClusterAccessError for transport failures."""
+        """(HTTP status, decoded JSON body), waiting and retrying a few times when the server asks
+        for it (429/503 with Retry-After, as API priority and fairness does); raises
+        ClusterAccessError for transport failures."""
+        for attempt in range(RETRY_AFTER_ATTEMPTS):
+            status, data, retry_after = self._get_once(path, query, what)
+            if retry_after is None or attempt == RETRY_AFTER_ATTEMPTS - 1:
+                break
+            time.sleep(min(retry_after, MAX_RETRY_AFTER, self.timeout))
+        return status, data
+
+    def _get_once(self, path: str, query: list[tuple[str, Any]] | None, what: str) -> tuple[int, Any, float | None]:
         import urllib3
         from kubernetes.client.exceptions import ApiException
 
         what = what or path
         try:
-            status, data = self._request(path, query or [])
+            status, data, headers = self._request(path, query or [])
         except ApiException as exc:  # raised for TLS errors and by older clients for non-2xx
             if exc.status:
-                return exc.status, _decode(exc.body)
+                return exc.status, _decode(exc.body), _retry_after(exc.status, exc.headers or {})
             raise ClusterAccessError(f"cannot talk to {self.host} ({what}): {_first_line(exc.reason)}") from None
         except urllib3.exceptions.MaxRetryError as exc:
             raise self._transport_error(exc.reason or exc, what) from None
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise self._transport_error(exc, what) from None
-        return status, data
+        return status, data, _retry_after(status, headers)
 
-    def _request(self, path: str, query: list[tuple[str, Any]]) -> tuple[int, Any]:
+    def _request(self, path: str, query: list[tuple[str, Any]]) -> tuple[int, Any, Any]:
         headers = {"Accept": "application/json"}
         if hasattr(self.api, "param_serialize"):  # kubernetes >= 35 (openapi-generator 7)
             method, url, hdrs, body, post = self.api.param_serialize(
                 "GET", path, query_params=query, header_params=headers, auth_settings=["BearerToken"])
             resp = self.api.call_api(method, url, hdrs, body, post, _request_timeout=self.timeout)
             resp.read()
-            return resp.status, _decode(resp.data)
+            return resp.status, _decode(resp.data), resp.headers
         resp = self.api.call_api(  # pragma: no cover - older clients
             path, "GET", query_params=query, header_params=headers, auth_settings=["BearerToken"],
             _preload_content=False, _return_http_data_only=False, _request_timeout=self.timeout)
         raw = resp[0] if isinstance(resp, tuple) else resp
-        return raw.status, _decode(raw.data)
+        return raw.status, _decode(raw.data), raw.headers
 
     def _transport_error(self, exc: BaseException, what: str) -> ClusterAccessError:
         import urllib3
@@ -203,6 +218,22 @@ class _Client:
         if isinstance(exc, urllib3.exceptions.SSLError):
             return ClusterAccessError(f"TLS error talking to {self.host} ({what}): {_first_line(str(exc))}")
         return ClusterAccessError(f"cannot connect to {self.host} ({what}): {_first_line(str(exc))}")
+
+
+def _retry_after(status: int, headers: Any) -> float | None:
+    """Seconds the server asks us to wait before retrying (429/503 with Retry-After), else None."""
+    if status not in (429, 503):
+        return None
+    try:
+        value = headers.get("Retry-After") if headers is not None else None
+    except AttributeError:
+        return None
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None
 
 
 def _decode(raw: Any) -> Any:
