@@ -136,6 +136,8 @@ def test_deployment_is_hardened_and_probed(manifests: list[dict[str, Any]]) -> N
     resources = container["resources"]
     assert resources["requests"]["cpu"] and resources["requests"]["memory"] and resources["limits"]["memory"]
     assert container["image"].startswith("ghcr.io/kubectl-dra/dra-webhook:")
+    # a pod stops only after its endpoint is gone, within the grace period
+    assert 0 < container["lifecycle"]["preStop"]["sleep"]["seconds"] < pod["terminationGracePeriodSeconds"]
 
 
 def test_deployment_args_are_understood_by_dra_webhook_serve(manifests: list[dict[str, Any]]) -> None:
