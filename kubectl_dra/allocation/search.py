@@ -529,9 +529,12 @@ class Search:
                         need = sum((q.value for cc in device.consumes if cc.counter_set == set_name
                                     for n, q in cc.counters.items() if n == name), Fraction(0))
                         before = used.get(name, 0) - need
+                        total = pool.counter_sets.get(set_name, {}).get(name)
+                        fmt = total.format if total is not None else "DecimalSI"
+                        needed, rest = _fmt(need, fmt), _fmt(left - before, fmt)
                         self._reject(rd, device, RC.COUNTERS_EXHAUSTED,
-                                     f"counter {name} of counter set {set_name} has {_fmt(left - before)} left, the device needs {_fmt(need)}",
-                                     {"counterSet": set_name, "counter": name, "needed": _fmt(need), "left": _fmt(left - before)})
+                                     f"counter {name} of counter set {set_name} has {rest} left, the device needs {needed}",
+                                     {"counterSet": set_name, "counter": name, "needed": needed, "left": rest})
                     self._release_counters(pool, device)
                     return False
         return True
@@ -650,6 +653,6 @@ class Search:
         self._reject(rd, device, RC.CONSTRAINT_MISMATCH, msg, {"attribute": c.attribute, "value": shown, "expected": expected, "constraint": c.kind})
 
 
-def _fmt(value: Fraction | int) -> str:
-    """A counter amount as a canonical quantity string."""
-    return str(Quantity.from_fraction(Fraction(value)))
+def _fmt(value: Fraction | int, fmt: str = "DecimalSI") -> str:
+    """A counter amount as a canonical quantity string in the counter's format."""
+    return str(Quantity.from_fraction(Fraction(value), fmt))
