@@ -1,8 +1,8 @@
 """The admission decision for one DRA object, shared by ``kubectl dra validate`` and the webhook.
 
 :func:`review` runs the API server's request pipeline for the kinds it knows
-(defaults → prepare/drop fields of disabled gates → admin-access authorization →
-validation) and returns a :class:`Decision` carrying every field error, the
+(decode: value types → defaults → prepare/drop fields of disabled gates →
+admin-access authorization → validation) and returns a :class:`Decision` carrying every field error, the
 mutated object and the RFC 6902 patch that turns the submitted object into it.
 """
 
@@ -27,7 +27,8 @@ SUPPORTED_KINDS: frozenset[str] = frozenset(
 )
 
 #: kind -> (module, prepare function, validate function); each prepare is
-#: ``prepare(obj, old, gates) -> dict`` and each validate ``validate(obj, old, gates) -> list[FieldError]``.
+#: ``prepare(obj, old, gates) -> dict | (dict, warnings)`` and each validate
+#: ``validate(obj, old, gates) -> list[FieldError]``.
 _HANDLERS: dict[str, tuple[str, str, str]] = {
     "ResourceSlice": ("kubectl_dra.validation.resourceslice", "prepare_resource_slice", "validate_resource_slice"),
     "DeviceClass": ("kubectl_dra.validation.deviceclass", "prepare_device_class", "validate_device_class"),
