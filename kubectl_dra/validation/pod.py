@@ -121,5 +121,6 @@ def _container_claims(claims: Any, pod_claims: set[str], path: Path) -> list[Fie
         else:
             seen.add(key)
         if name not in pod_claims:
-            errs.append(FieldError(_NOT_FOUND, str(item), name, "must be one of the names in pod.spec.resourceClaims"))
+            known = ": " + ", ".join(sorted(pod_claims)) if pod_claims else " which is empty"
+            errs.append(FieldError(_NOT_FOUND, str(item), name, f"must be one of the names in pod.spec.resourceClaims{known}"))
     return errs
