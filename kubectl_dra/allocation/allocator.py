@@ -7,7 +7,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Mapping
 
 from ..model.devices import SliceView, slice_view
-from ..model.nodes import node_name
+from ..model.nodes import node_matches, node_name
 from .celcache import CelCache
 from .inuse import InUse, claim_key, gather_in_use
 from .outcome import AllocationOutcome
@@ -53,6 +53,19 @@ class Features:
         )
 
 
+def _pool_order(pool: Pool) -> tuple[bool, str, str]:
+    return (pool.has_binding_conditions, pool.name, pool.driver)
+
+
+def _may_reach(sv: SliceView, node: Mapping[str, Any]) -> bool:
+    """Whether a device slice without nodeName offers devices to the node."""
+    if sv.all_nodes or sv.node_selector is not None:
+        return node_matches(node, "", sv.all_nodes, sv.node_selector)
+    if sv.per_device_node_selection:
+        return any(node_matches(node, d.node_name, d.all_nodes, d.node_selector) for d in sv.devices)
+    return False
+
+
 class Allocator:
     """Reusable across nodes and calls: classes, slices, pools and in-use devices are indexed once."""
 
@@ -65,16 +78,22 @@ class Allocator:
         for c in state.device_classes:
             self.classes.setdefault(((c.get("metadata") or {}).get("name") or ""), c)
         self.slices: list[SliceView] = [slice_view(s, i) for i, s in enumerate(state.resource_slices)]
-        #: slices naming a node, by node; the rest may reach any node
+        #: device slices naming a node, by node; other device slices may reach any node;
+        #: slices with shared counters reach every node (upstream includes them always)
         self._by_node: dict[str, list[SliceView]] = {}
         self._anywhere: list[SliceView] = []
+        self._counter_slices: dict[tuple[str, str], list[SliceView]] = {}
         self._by_pool: dict[tuple[str, str], list[SliceView]] = {}
         for sv in self.slices:
             self._by_pool.setdefault(sv.pool_id, []).append(sv)
-            if sv.node_name and not sv.shared_counter_names:
+            if sv.shared_counter_names:
+                self._counter_slices.setdefault(sv.pool_id, []).append(sv)
+            elif sv.node_name:
                 self._by_node.setdefault(sv.node_name, []).append(sv)
             else:
                 self._anywhere.append(sv)
+        self._counter_only: list[Pool] | None = None
+        self._counter_problems: list[Pool] | None = None
         self._in_use: dict[frozenset[tuple[str, str]], InUse] = {}
         self._allocated_claims = {claim_key(c) for c in state.resource_claims if (c.get("status") or {}).get("allocation")}
         self._counters: dict[tuple[int, tuple[str, str]], dict[str, dict[str, Fraction]]] = {}
@@ -91,20 +110,53 @@ class Allocator:
             found = self._in_use[exclude] = gather_in_use(self.state.resource_claims, exclude)
         return found
 
-    def pools_for(self, node: Mapping[str, Any]) -> list[Pool]:
-        """The pools reachable from ``node`` in search order (cached per node name and labels)."""
+    def _counter_only_pools(self) -> list[Pool]:
+        """Pools as a node sees them when none of their device slices reach it.
+
+        Upstream gathers every slice with shared counters for every node; such a pool
+        offers no devices to the node but can still be incomplete or invalid, which
+        matters for "all devices" requests and for the invalid-pool error. This view
+        does not depend on the node, so it is computed once.
+        """
+        if self._counter_only is None:
+            if not self.features.partitionable or not self._counter_slices:
+                self._counter_only = []
+            else:
+                candidates = sorted((sv for group in self._counter_slices.values() for sv in group), key=lambda s: s.index)
+                self._counter_only = gather_pools(candidates, self._by_pool, {}, partitionable=True,
+                                                  compat_groups=self.features.compatibility_groups)
+        return self._counter_only
+
+    def _counter_only_problems(self) -> list[Pool]:
+        if self._counter_problems is None:
+            self._counter_problems = [p for p in self._counter_only_pools() if p.incomplete or p.invalid]
+        return self._counter_problems
+
+    def pools_for(self, node: Mapping[str, Any]) -> tuple[list[Pool], list[Pool]]:
+        """Pools for ``node``: those with devices for it in search order, and every pool
+        that blocks "all devices" requests (incomplete or invalid), also in search order.
+
+        Cached per node name and labels.
+        """
         name = node_name(node)
         labels = (node.get("metadata") or {}).get("labels") or {}
         key = (name, tuple(sorted(labels.items())), True)
         found = self._pools.get(key)
         if found is None:
-            local = self._by_node.get(name, [])
-            if local and self._anywhere:
-                candidates = sorted(local + self._anywhere, key=lambda s: s.index)
-            else:
-                candidates = local or self._anywhere
-            found = gather_pools(candidates, self._by_pool, node, partitionable=self.features.partitionable,
+            reaching = list(self._by_node.get(name, ()))
+            if self._anywhere:
+                reaching += [sv for sv in self._anywhere if _may_reach(sv, node)]
+            touched = {sv.pool_id for sv in reaching}
+            if self.features.partitionable:
+                for pool_id in touched:
+                    reaching += self._counter_slices.get(pool_id, ())
+            reaching.sort(key=lambda s: s.index)
+            pools = gather_pools(reaching, self._by_pool, node, partitionable=self.features.partitionable,
                                  compat_groups=self.features.compatibility_groups)
+            problems = [p for p in pools if p.incomplete or p.invalid]
+            problems += [p for p in self._counter_only_problems() if p.id not in touched]
+            problems.sort(key=_pool_order)
+            found = (pools, problems)
             if len(self._pools) > 20000:
                 self._pools.clear()
             self._pools[key] = found
@@ -163,9 +215,9 @@ class Allocator:
         returns an error; returns ``allocated=False`` when the claims do not fit.
         """
         in_use = self.in_use(frozenset(claim_key(c) for c in claims))
-        pools = self.pools_for(node)
+        pools, problems = self.pools_for(node)
         if tracer is not None:
-            for pool in pools:
+            for pool in problems:
                 if pool.incomplete:
                     tracer.pool_skipped(pool.driver, pool.name, Rejection(
                         RejectionCode.POOL_INCOMPLETE, f"resource pool {pool.uid} is incomplete (being updated)", {}))
@@ -173,10 +225,10 @@ class Allocator:
                     tracer.pool_skipped(pool.driver, pool.name, Rejection(
                         RejectionCode.POOL_INVALID, f"resource pool {pool.uid} is invalid: {pool.invalid_reason}",
                         {"reason": pool.invalid_reason}))
-        search = Search(self, node, claims, pools, in_use, tracer)
+        search = Search(self, node, claims, pools, in_use, tracer, problems)
         search.prepare()
         if not search.run():
-            for pool in pools:
+            for pool in problems:
                 if pool.invalid:
                     from ..errors import AllocationError
 

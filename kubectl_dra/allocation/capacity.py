@@ -126,6 +126,9 @@ def check_capacity(requests: Mapping[str, Quantity] | None, device: DeviceView,
     ``consumed`` is what existing shares use, ``allocating`` what the current search
     has reserved, both keyed by fully-qualified capacity name.
     """
+    if not requests and not consumed and not allocating and not device.has_policies:
+        # nothing asked, nothing shared yet, no rounding: the device's totals, which fit
+        return {k: c.value for k, c in device.capacity.items()}, None
     resolved = resolve_requests(requests, device)
     if resolved is None:
         missing = next(iter(requests or {}), "")

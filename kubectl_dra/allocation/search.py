@@ -130,12 +130,14 @@ class Search:
     """One Allocate call: per-call state on top of the Allocator's indexes."""
 
     def __init__(self, allocator: "Allocator", node: Mapping[str, Any], claims: list[Mapping[str, Any]],
-                 pools: list[Pool], in_use: InUse, tracer: Tracer | None) -> None:
+                 pools: list[Pool], in_use: InUse, tracer: Tracer | None, problems: list[Pool] | None = None) -> None:
         self.a = allocator
         self.f: "Features" = allocator.features
         self.node = node
         self.claims = claims
         self.pools = pools
+        #: incomplete or invalid pools (in search order), including those without devices here
+        self.problems = problems if problems is not None else [p for p in pools if p.incomplete or p.invalid]
         self.in_use = in_use
         self.tracer = tracer
         self.requests: dict[tuple[int, int, int], RequestData] = {}
@@ -237,11 +239,11 @@ class Search:
             rd.num_devices = int(count) if count is not None else 1
         elif mode == "All":
             rd.all_mode = True
-            for pool in self.pools:
+            for pool in self.problems[:1]:
                 if pool.incomplete:
                     raise AllocationError(f"claim {ref}, request {shown}: asks for all devices, but resource pool {pool.uid} is currently being updated")
-                if pool.invalid:
-                    raise AllocationError(f"claim {ref}, request {shown}: asks for all devices, but resource pool {pool.uid} is currently invalid")
+                raise AllocationError(f"claim {ref}, request {shown}: asks for all devices, but resource pool {pool.uid} is currently invalid")
+            for pool in self.pools:
                 for sv in pool.slices:
                     for device in sv.devices:
                         if not self._selectable(rd, pool, device):
@@ -519,8 +521,8 @@ class Search:
         consumed = self.consumed_counters.setdefault(pool.id, {})
         for cc in device.consumes:
             per_set = consumed.setdefault(cc.counter_set, {})
-            for name, q in cc.counters.items():
-                per_set[name] = per_set.get(name, 0) + q.value
+            for name, v in cc.values.items():
+                per_set[name] = per_set.get(name, 0) + v
         for set_name, counters in available.items():
             used = consumed.get(set_name, {})
             for name, left in counters.items():
@@ -543,8 +545,8 @@ class Search:
         consumed = self.consumed_counters.get(pool.id, {})
         for cc in device.consumes:
             per_set = consumed.get(cc.counter_set, {})
-            for name, q in cc.counters.items():
-                per_set[name] = per_set.get(name, 0) - q.value
+            for name, v in cc.values.items():
+                per_set[name] = per_set.get(name, 0) - v
 
     def _consume_compat(self, rd: RequestData, pool: Pool, device: DeviceView) -> Callable[[], None] | None:
         """Fold the device's compatibility groups into each counter set's running intersection."""

@@ -8,6 +8,7 @@ presenters and for CEL.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, Mapping
 
 from ..quantity import Quantity
@@ -29,6 +30,8 @@ class CounterConsumption:
     counters: dict[str, Quantity]
     #: None when the device declares no groups (omitted, null or empty list)
     groups: frozenset[str] | None
+    #: the amounts as exact fractions (what the allocator adds up)
+    values: dict[str, Fraction] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,8 @@ class DeviceView:
     node_selector: Mapping[str, Any] | None
     #: lazily built CEL input (one per device, shared by every expression)
     cel_input: Any = None
+    #: whether any capacity has a request policy (no policy: the fast path in capacity checks)
+    has_policies: bool = False
 
     @property
     def has_compat_groups(self) -> bool:
@@ -127,14 +132,17 @@ def _capacity(raw: Mapping[str, Any] | None, driver: str) -> dict[str, Capacity]
 
 def _device(raw: Mapping[str, Any], sv: SliceView) -> DeviceView:
     name = raw.get("name") or ""
-    consumes = tuple(
-        CounterConsumption(
-            counter_set=(c or {}).get("counterSet") or "",
-            counters=_counters((c or {}).get("counters")),
-            groups=frozenset((c or {}).get("compatibilityGroups") or ()) or None,
-        )
-        for c in raw.get("consumesCounters") or ()
-    )
+    capacity = _capacity(raw.get("capacity"), sv.driver)
+    consumes = []
+    for c in raw.get("consumesCounters") or ():
+        c = c or {}
+        counters = _counters(c.get("counters"))
+        consumes.append(CounterConsumption(
+            counter_set=c.get("counterSet") or "",
+            counters=counters,
+            groups=frozenset(c.get("compatibilityGroups") or ()) or None,
+            values={k: q.value for k, q in counters.items()},
+        ))
     return DeviceView(
         raw=raw,
         slice=sv,
@@ -142,8 +150,8 @@ def _device(raw: Mapping[str, Any], sv: SliceView) -> DeviceView:
         id=(sv.driver, sv.pool, name),
         uid=device_uid(sv.driver, sv.pool, name),
         attributes=raw.get("attributes") or {},
-        capacity=_capacity(raw.get("capacity"), sv.driver),
-        consumes=consumes,
+        capacity=capacity,
+        consumes=tuple(consumes),
         allow_multiple=bool(raw.get("allowMultipleAllocations")),
         taints=tuple(raw.get("taints") or ()),
         binding_conditions=tuple(raw.get("bindingConditions") or ()),
@@ -152,6 +160,7 @@ def _device(raw: Mapping[str, Any], sv: SliceView) -> DeviceView:
         node_name=raw.get("nodeName") or "",
         all_nodes=bool(raw.get("allNodes")),
         node_selector=raw.get("nodeSelector"),
+        has_policies=any(c.policy for c in capacity.values()),
     )
 
 
