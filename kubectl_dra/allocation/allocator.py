@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Mapping
 
-from ..model.devices import SliceView, slice_view
+from ..model.devices import SliceView, cached_slice_view
 from ..model.nodes import node_matches, node_name
 from .celcache import CelCache
 from .inuse import InUse, claim_key, gather_in_use
@@ -66,6 +66,103 @@ def _may_reach(sv: SliceView, node: Mapping[str, Any]) -> bool:
     return False
 
 
+class SliceIndex:
+    """Everything derived from the ResourceSlices alone, for one set of allocator features.
+
+    Shared by every Allocator over the same slice list (a whole-cluster preview builds a
+    fresh Allocator, but the cluster objects are the same): slice views, the slices per
+    node and per pool, and the pools each node sees.
+    """
+
+    _serials = 0
+
+    def __init__(self, slices: list[Mapping[str, Any]], partitionable: bool, compat_groups: bool) -> None:
+        SliceIndex._serials += 1
+        self.serial = SliceIndex._serials
+        self.source = slices  # keeps the list (and so its id) alive
+        self.partitionable = partitionable
+        self.compat_groups = compat_groups
+        self.slices: list[SliceView] = [cached_slice_view(s, i) for i, s in enumerate(slices)]
+        #: device slices naming a node, by node; other device slices may reach any node;
+        #: slices with shared counters reach every node (upstream includes them always)
+        self.by_node: dict[str, list[SliceView]] = {}
+        self.anywhere: list[SliceView] = []
+        self.counter_slices: dict[tuple[str, str], list[SliceView]] = {}
+        self.by_pool: dict[tuple[str, str], list[SliceView]] = {}
+        for sv in self.slices:
+            self.by_pool.setdefault(sv.pool_id, []).append(sv)
+            if sv.shared_counter_names:
+                self.counter_slices.setdefault(sv.pool_id, []).append(sv)
+            elif sv.node_name:
+                self.by_node.setdefault(sv.node_name, []).append(sv)
+            else:
+                self.anywhere.append(sv)
+        self._counter_problems: list[Pool] | None = None
+        self._pools: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[list[Pool], list[Pool]]] = {}
+
+    def counter_only_problems(self) -> list[Pool]:
+        """Incomplete or invalid pools as a node sees them when none of their device slices reach it.
+
+        Upstream gathers every slice with shared counters for every node; such a pool
+        offers no devices to the node but can still be incomplete or invalid, which
+        matters for "all devices" requests and for the invalid-pool error. This view
+        does not depend on the node, so it is computed once.
+        """
+        if self._counter_problems is None:
+            if not self.partitionable or not self.counter_slices:
+                self._counter_problems = []
+            else:
+                candidates = sorted((sv for group in self.counter_slices.values() for sv in group), key=lambda s: s.index)
+                pools = gather_pools(candidates, self.by_pool, {}, partitionable=True, compat_groups=self.compat_groups)
+                self._counter_problems = [p for p in pools if p.incomplete or p.invalid]
+        return self._counter_problems
+
+    def pools_for(self, node: Mapping[str, Any]) -> tuple[list[Pool], list[Pool]]:
+        """Pools for ``node``: those with devices for it in search order, and every pool
+        that blocks "all devices" requests (incomplete or invalid), also in search order.
+
+        Cached per node name and labels.
+        """
+        name = node_name(node)
+        labels = (node.get("metadata") or {}).get("labels") or {}
+        key = (name, tuple(sorted(labels.items())))
+        found = self._pools.get(key)
+        if found is None:
+            reaching = list(self.by_node.get(name, ()))
+            if self.anywhere:
+                reaching += [sv for sv in self.anywhere if _may_reach(sv, node)]
+            touched = {sv.pool_id for sv in reaching}
+            if self.partitionable:
+                for pool_id in touched:
+                    reaching += self.counter_slices.get(pool_id, ())
+            reaching.sort(key=lambda s: s.index)
+            pools = gather_pools(reaching, self.by_pool, node, partitionable=self.partitionable,
+                                 compat_groups=self.compat_groups)
+            problems = [p for p in pools if p.incomplete or p.invalid]
+            problems += [p for p in self.counter_only_problems() if p.id not in touched]
+            problems.sort(key=_pool_order)
+            found = (pools, problems)
+            if len(self._pools) > 50000:
+                self._pools.clear()
+            self._pools[key] = found
+        return found
+
+
+_INDEXES: dict[tuple[int, int, bool, bool], SliceIndex] = {}
+_IN_USE: dict[tuple[tuple[int, ...], frozenset[tuple[str, str]]], tuple[list[Any], InUse]] = {}
+
+
+def slice_index(slices: list[Mapping[str, Any]], features: "Features") -> SliceIndex:
+    """The shared SliceIndex of a slice list (rebuilt when the list changes length)."""
+    key = (id(slices), len(slices), features.partitionable, features.compatibility_groups)
+    found = _INDEXES.get(key)
+    if found is None or found.source is not slices:
+        if len(_INDEXES) >= 8:
+            _INDEXES.clear()
+        found = _INDEXES[key] = SliceIndex(slices, features.partitionable, features.compatibility_groups)
+    return found
+
+
 class Allocator:
     """Reusable across nodes and calls: classes, slices, pools and in-use devices are indexed once."""
 
@@ -77,28 +174,12 @@ class Allocator:
         self.classes: dict[str, Mapping[str, Any]] = {}
         for c in state.device_classes:
             self.classes.setdefault(((c.get("metadata") or {}).get("name") or ""), c)
-        self.slices: list[SliceView] = [slice_view(s, i) for i, s in enumerate(state.resource_slices)]
-        #: device slices naming a node, by node; other device slices may reach any node;
-        #: slices with shared counters reach every node (upstream includes them always)
-        self._by_node: dict[str, list[SliceView]] = {}
-        self._anywhere: list[SliceView] = []
-        self._counter_slices: dict[tuple[str, str], list[SliceView]] = {}
-        self._by_pool: dict[tuple[str, str], list[SliceView]] = {}
-        for sv in self.slices:
-            self._by_pool.setdefault(sv.pool_id, []).append(sv)
-            if sv.shared_counter_names:
-                self._counter_slices.setdefault(sv.pool_id, []).append(sv)
-            elif sv.node_name:
-                self._by_node.setdefault(sv.node_name, []).append(sv)
-            else:
-                self._anywhere.append(sv)
-        self._counter_only: list[Pool] | None = None
-        self._counter_problems: list[Pool] | None = None
+        self.index = slice_index(state.resource_slices, self.features)
+        self.slices = self.index.slices
+        self._allocated = [c for c in state.resource_claims if (c.get("status") or {}).get("allocation")]
+        self._allocated_ids = tuple(id(c) for c in self._allocated)
+        self._allocated_claims = {claim_key(c) for c in self._allocated}
         self._in_use: dict[frozenset[tuple[str, str]], InUse] = {}
-        self._allocated_claims = {claim_key(c) for c in state.resource_claims if (c.get("status") or {}).get("allocation")}
-        self._counters: dict[tuple[int, tuple[str, str]], dict[str, dict[str, Fraction]]] = {}
-        self._compat: dict[tuple[int, tuple[str, str]], dict[str, tuple[bool, bool, frozenset[str]]]] = {}
-        self._pools: dict[tuple[str, tuple[tuple[str, str], ...], bool], list[Pool]] = {}
 
     # -- indexes --------------------------------------------------------------------------
 
@@ -107,65 +188,23 @@ class Allocator:
         exclude = frozenset(exclude & self._allocated_claims)
         found = self._in_use.get(exclude)
         if found is None:
-            found = self._in_use[exclude] = gather_in_use(self.state.resource_claims, exclude)
+            key = (self._allocated_ids, exclude)
+            entry = _IN_USE.get(key)
+            if entry is None:
+                if len(_IN_USE) >= 16:
+                    _IN_USE.clear()
+                entry = _IN_USE[key] = (self._allocated, gather_in_use(self._allocated, exclude))
+            found = self._in_use[exclude] = entry[1]
         return found
-
-    def _counter_only_pools(self) -> list[Pool]:
-        """Pools as a node sees them when none of their device slices reach it.
-
-        Upstream gathers every slice with shared counters for every node; such a pool
-        offers no devices to the node but can still be incomplete or invalid, which
-        matters for "all devices" requests and for the invalid-pool error. This view
-        does not depend on the node, so it is computed once.
-        """
-        if self._counter_only is None:
-            if not self.features.partitionable or not self._counter_slices:
-                self._counter_only = []
-            else:
-                candidates = sorted((sv for group in self._counter_slices.values() for sv in group), key=lambda s: s.index)
-                self._counter_only = gather_pools(candidates, self._by_pool, {}, partitionable=True,
-                                                  compat_groups=self.features.compatibility_groups)
-        return self._counter_only
-
-    def _counter_only_problems(self) -> list[Pool]:
-        if self._counter_problems is None:
-            self._counter_problems = [p for p in self._counter_only_pools() if p.incomplete or p.invalid]
-        return self._counter_problems
 
     def pools_for(self, node: Mapping[str, Any]) -> tuple[list[Pool], list[Pool]]:
-        """Pools for ``node``: those with devices for it in search order, and every pool
-        that blocks "all devices" requests (incomplete or invalid), also in search order.
-
-        Cached per node name and labels.
-        """
-        name = node_name(node)
-        labels = (node.get("metadata") or {}).get("labels") or {}
-        key = (name, tuple(sorted(labels.items())), True)
-        found = self._pools.get(key)
-        if found is None:
-            reaching = list(self._by_node.get(name, ()))
-            if self._anywhere:
-                reaching += [sv for sv in self._anywhere if _may_reach(sv, node)]
-            touched = {sv.pool_id for sv in reaching}
-            if self.features.partitionable:
-                for pool_id in touched:
-                    reaching += self._counter_slices.get(pool_id, ())
-            reaching.sort(key=lambda s: s.index)
-            pools = gather_pools(reaching, self._by_pool, node, partitionable=self.features.partitionable,
-                                 compat_groups=self.features.compatibility_groups)
-            problems = [p for p in pools if p.incomplete or p.invalid]
-            problems += [p for p in self._counter_only_problems() if p.id not in touched]
-            problems.sort(key=_pool_order)
-            found = (pools, problems)
-            if len(self._pools) > 20000:
-                self._pools.clear()
-            self._pools[key] = found
-        return found
+        """See :meth:`SliceIndex.pools_for`."""
+        return self.index.pools_for(node)
 
     def available_counters(self, pool: Pool, in_use: InUse) -> dict[str, dict[str, Fraction]]:
         """The pool's counters minus what allocated devices consume (may go negative)."""
-        key = (id(in_use), pool.id)
-        found = self._counters.get(key)
+        key = (self.index.serial, pool.id)
+        found = in_use.counters.get(key)
         if found is None:
             found = {name: {c: q.value for c, q in counters.items()} for name, counters in pool.counter_sets.items()}
             for sv in pool.slices + pool.other_slices:
@@ -179,13 +218,13 @@ class Allocator:
                         for name, q in cc.counters.items():
                             if name in per_set:
                                 per_set[name] -= q.value
-            self._counters[key] = found
+            in_use.counters[key] = found
         return found
 
     def compat_baseline(self, pool: Pool, in_use: InUse) -> dict[str, tuple[bool, bool, frozenset[str]]]:
         """Per counter set, the compatibility-group intersection of already allocated devices."""
-        key = (id(in_use), pool.id)
-        found = self._compat.get(key)
+        key = (self.index.serial, pool.id)
+        found = in_use.compat.get(key)
         if found is None:
             found = {}
             for sv in pool.slices + pool.other_slices:
@@ -198,7 +237,7 @@ class Allocator:
                             found[cc.counter_set] = (True, True, frozenset()) if cc.groups is None else (True, False, cc.groups)
                         elif not empty and cc.groups is not None:
                             found[cc.counter_set] = (True, False, groups & cc.groups)
-            self._compat[key] = found
+            in_use.compat[key] = found
         return found
 
     @staticmethod

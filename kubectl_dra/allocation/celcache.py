@@ -1,8 +1,9 @@
 """CEL for the allocator: compile once per expression, evaluate once per device.
 
 Selector results depend only on the expression and the device, never on the node or
-on what else is allocated, so they are cached for the lifetime of an Allocator (that
-is what makes whole-cluster previews fast). Errors are cached too and re-raised.
+on what else is allocated, so they are cached on the device's view, which outlives
+one Allocator (that is what makes whole-cluster previews fast). Errors are cached too
+and re-raised.
 """
 
 from __future__ import annotations
@@ -11,6 +12,10 @@ from typing import Any
 
 from ..errors import CELCompileError, CELRuntimeError
 from ..model.devices import DeviceView
+
+
+#: compiled expressions, shared by every Allocator (compilation does not depend on the cluster)
+_COMPILED: dict[tuple[str, str], Any] = {}
 
 
 class _Failure:
@@ -26,8 +31,7 @@ class CelCache:
     """Compiled expressions and per-device results, keyed by expression text."""
 
     def __init__(self) -> None:
-        self._compiled: dict[tuple[str, str], Any] = {}
-        self._results: dict[tuple[str, str], dict[int, Any]] = {}
+        self._compiled: dict[tuple[str, str], Any] = _COMPILED
 
     def compile(self, expression: str, result: str = "bool") -> Any:
         """The compiled expression; raises CELCompileError (cached) when it does not compile."""
@@ -56,10 +60,8 @@ class CelCache:
 
     def _run(self, expression: str, result: str, device: DeviceView) -> Any:
         key = (expression, result)
-        per_device = self._results.get(key)
-        if per_device is None:
-            per_device = self._results[key] = {}
-        cached = per_device.get(id(device), per_device)
+        per_device = device.cel_results
+        cached = per_device.get(key, per_device)
         if cached is per_device:
             compiled = self.compile(expression, result)
             try:
@@ -69,7 +71,7 @@ class CelCache:
                     cached = compiled.evaluate(self.device_input(device))
             except CELRuntimeError as exc:
                 cached = _Failure(exc)
-            per_device[id(device)] = cached
+            per_device[key] = cached
         if isinstance(cached, _Failure):
             raise cached.error
         return cached

@@ -26,6 +26,10 @@ class InUse:
     shared_capacity: dict[DeviceID, dict[str, Quantity]] = field(default_factory=dict)
     #: device -> claims holding a share
     shared_by: dict[DeviceID, list[str]] = field(default_factory=dict)
+    #: caches that depend on these allocations: available counters and compatibility
+    #: baselines per (slice index serial, pool)
+    counters: dict[Any, Any] = field(default_factory=dict)
+    compat: dict[Any, Any] = field(default_factory=dict)
 
     def allocated(self, device: DeviceID) -> bool:
         """Allocated at all (exclusively or shared): its counters are consumed."""

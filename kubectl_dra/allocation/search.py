@@ -390,9 +390,8 @@ class Search:
                     self._reject(rd, device, code, f"selector #{i} of device class {class_name} is false for this device",
                                  {"class": class_name, "index": i, "expression": expr})
                 return False
-        ref = claim_ref(self.claims[rd.key[0]])
         for i, expr in enumerate(rd.selectors):
-            if not self._cel(expr, device, lambda: f"claim {ref}: selector #{i}"):
+            if not self._cel(expr, device, lambda: f"claim {claim_ref(self.claims[rd.key[0]])}: selector #{i}"):
                 if tracer is not None:
                     self._reject(rd, device, RC.REQUEST_SELECTOR_FALSE, f"selector #{i} of request {rd.full_name} is false for this device",
                                  {"request": rd.full_name, "index": i, "expression": expr})
