@@ -106,7 +106,7 @@ def mixed_cluster() -> ClusterState:
 
 def test_summary_line_counts_nodes_per_reason():
     exp = explain(mixed_cluster())
-    assert exp.summary() == ("claim/train: 1/6 nodes fit: 2 all matching devices in use; 2 no gpu device; "
+    assert exp.summary() == ("ResourceClaim default/train: 1/6 nodes fit: 2 all matching devices in use; 2 no gpu device; "
                              "1 counter gpu-0-memory/memory: 80Gi needed, 40Gi left")
     nodes = by_node(exp)
     assert nodes["node-5"].status == "Allocated" and nodes["node-5"].reason == "fits"
@@ -342,13 +342,13 @@ def test_cli_table_and_exit_code(tmp_path, cli_runner):
     result = cli_runner.invoke(cli, ["explain", "claim/train", "--state", str(path), "--limit", "2"])
     assert result.exit_code == 1
     lines = result.stdout.splitlines()
-    assert lines[0] == ("claim/train: 0/5 nodes fit: 2 all matching devices in use; 2 no gpu device; "
+    assert lines[0] == ("ResourceClaim default/train: 0/5 nodes fit: 2 all matching devices in use; 2 no gpu device; "
                         "1 counter gpu-0-memory/memory: 80Gi needed, 40Gi left")
     assert lines[1].split() == ["NODE", "STATUS", "REASON"]
-    # one node in detail per reason, most frequent reason first, up to --limit
+    # one node in detail per reason (the two most frequent reasons, up to --limit), shown by node name
     details = [line for line in lines if line.startswith("Node ")]
-    assert details == ["Node node-2: Unschedulable: all matching devices in use",
-                       "Node node-0: Unschedulable: no gpu device"]
+    assert details == ["Node node-0: Unschedulable: no gpu device",
+                       "Node node-2: Unschedulable: all matching devices in use"]
     assert any(line.split()[:3] == [f"{DRIVER}/node-2/gpu-0", "default/train:gpu", "IN_USE"] for line in lines)
     assert "3 more nodes not shown in detail" in result.stdout
 
@@ -372,7 +372,7 @@ def test_preview_explain_uses_the_same_explanation(tmp_path, cli_runner):
     path = write_state(tmp_path, mixed_cluster())
     result = cli_runner.invoke(cli, ["preview", "claim/train", "--state", str(path), "--explain"])
     assert result.exit_code == 0, result.output
-    assert "claim/train: 1/6 nodes fit: 2 all matching devices in use" in result.stdout
+    assert "ResourceClaim default/train: 1/6 nodes fit: 2 all matching devices in use" in result.stdout
 
 
 def test_findings_speak_of_the_nodes_asked_for():

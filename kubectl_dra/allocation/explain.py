@@ -372,6 +372,45 @@ class RequestExplanation:
         return self.candidates - sum(len(v) for c, v in self.rejections.items()
                                      if c in CLASS_CODES or STAGE_INDEX[c] < STAGE_INDEX[C.NOT_IN_CLASS])
 
+    @property
+    def needed(self) -> int:
+        """Devices the request needs: its count, or (mode All) every matching device, at least one."""
+        return max(1, self.matching) if self.spec.mode == "All" else max(1, self.spec.count)
+
+    def shortfall(self) -> tuple[int, int] | None:
+        """(needed, usable) when the funnel leaves fewer usable devices than the request needs."""
+        if not self.evaluated or self.allocated:
+            return None
+        needed = self.needed
+        return (needed, self.viable) if self.viable < needed else None
+
+    def result_text(self) -> str:
+        """The request's outcome in a few words: ``allocated …``, ``unsatisfied: 3 needed, 2 usable``."""
+        if not self.evaluated:
+            return "not reached"
+        if self.allocated:
+            return "allocated " + ", ".join("/".join(d) for d in self.allocated)
+        short = self.shortfall()
+        if short is not None:
+            needed = f"all {short[0]}" if self.spec.mode == "All" else str(short[0])
+            return f"unsatisfied: {needed} needed, {short[1]} usable"
+        if self.unsatisfied:
+            return f"unsatisfied: {self.unsatisfied[0]}"
+        return "satisfiable"
+
+    def class_note(self) -> str | None:
+        """``no device on this node matches class X (2 devices of nic.example.com)`` when none does."""
+        if not self.evaluated or self.allocated or self.in_class > 0:
+            return None
+        others = Counter(d[0] for d, _ in self.rejections.get(C.NOT_IN_CLASS, []))
+        if not others:
+            return None
+        ranked = sorted(others.items(), key=lambda kv: (-kv[1], kv[0]))
+        parts = [f"{n} {'device' if n == 1 else 'devices'} of {driver}" if i == 0 else f"{n} of {driver}"
+                 for i, (driver, n) in enumerate(ranked)]
+        cls = self.spec.device_class or "of the request"
+        return f"no device on this node matches class {cls} ({', '.join(parts)})"
+
     def funnel_text(self) -> str:
         """``8 devices → 6 in the class → 0 free (6 in use)``."""
         parts = [f"{self.candidates} device{'s' if self.candidates != 1 else ''}"]
@@ -454,11 +493,49 @@ def explain_node(node: str, status: str, claims: Sequence[Obj], tracer: ExplainT
             trace = _trace_for(tracer, key, spec.name)
             # pop: a repeated request name (stored before validation forbade it) gets the devices once
             requests.append(explain_request(key, spec, trace, chosen.pop(spec.name, [])))
+    _restate_picked(requests, tracer)
     pools = [(d, p, r) for (d, p), r in (tracer.pools.items() if tracer else [])]
     refs = frozenset(f"{k[0]}/{k[1]}" for k in (claim_key(c) for c in claims))
     explanation = NodeExplanation(node, status, "", requests, pools, error, refs)
     explanation.reason = node_reason(explanation, reasons)
     return explanation
+
+
+def _is_attempt_rejection(rejection: Rejection) -> bool:
+    """In use only because the search had picked the device for some request of this very attempt."""
+    return rejection.code == C.IN_USE and (
+        "in this attempt" in rejection.message or "another request" in rejection.message)
+
+
+def _restate_picked(requests: Sequence[RequestExplanation], tracer: ExplainTracer | None) -> None:
+    """Say which request of the attempt had picked a device the search then found "in use"
+    (a backtracking artifact, not another workload): ``already picked for request gpus of this claim``."""
+    pickers: dict[DeviceId, list[tuple[ClaimKey, str]]] = {}
+    for req in requests:  # the final allocation first, then any tentative pick
+        for device in req.allocated:
+            pickers.setdefault(device, []).append((req.claim, req.spec.name))
+    for (claim, name), trace in (tracer.requests.items() if tracer else []):
+        for device in trace.selected:
+            pickers.setdefault(device, []).append((claim, name))
+    for req in requests:
+        devices = req.rejections.get(C.IN_USE)
+        if not devices:
+            continue
+        for i, (device, rejection) in enumerate(devices):
+            if not _is_attempt_rejection(rejection):
+                continue
+            holder = next((p for p in pickers.get(device, []) if p != (req.claim, req.spec.name)), None)
+            if holder is None:
+                text, details = "already picked for another request in this attempt", {}
+            elif holder[0] == req.claim:
+                text = f"already picked for request {holder[1]} of this claim"
+                details = {"pickedFor": {"claim": f"{holder[0][0]}/{holder[0][1]}", "request": holder[1]}}
+            else:
+                text = (f"already picked for request {holder[1]} of claim {holder[0][0]}/{holder[0][1]} "
+                        "(allocated together)")
+                details = {"pickedFor": {"claim": f"{holder[0][0]}/{holder[0][1]}", "request": holder[1]}}
+            devices[i] = (device, Rejection(C.IN_USE, text, {**(rejection.details or {}), **details,
+                                                              "thisAttempt": True}))
 
 
 def _chosen_devices(result: Obj | None) -> dict[str, list[DeviceId]]:
@@ -546,8 +623,9 @@ def _self_held(rejection: Rejection, refs: frozenset[str]) -> bool:
     """In use only by the claims being allocated now (another of their requests took it)."""
     if rejection.code != C.IN_USE:
         return False
-    holder = str((rejection.details or {}).get("claim") or "")
-    return holder in refs or "in this attempt" in rejection.message or "another request" in rejection.message
+    details = rejection.details or {}
+    holder = str(details.get("claim") or "")
+    return holder in refs or bool(details.get("thisAttempt")) or _is_attempt_rejection(rejection)
 
 
 def request_reason(req: RequestExplanation, node: NodeExplanation | None = None) -> str:
@@ -576,6 +654,9 @@ def request_reason(req: RequestExplanation, node: NodeExplanation | None = None)
             blockers = {C.IN_USE: others, **blockers}
         if not blockers and req.viable == 0:
             return "matching devices taken by the other requests being allocated"
+        if req.viable == 0 and list(blockers) == [C.IN_USE]:
+            return (f"no {cls} device left: {len(others)} in use, {len(own)} already picked for "
+                    f"{'another request' if len(own) == 1 else 'other requests'} of this attempt")
     needed = _needed(req)
     if req.viable == 0 and blockers:
         if len(blockers) == 1:
@@ -701,6 +782,8 @@ class Explanation:
     nodes: list[NodeExplanation]
     #: findings that hold on every node ("no device of class X exists in the cluster")
     cluster: list[str] = field(default_factory=list)
+    #: the claims allocated together (namespace, name), in allocation order
+    claims: list[ClaimKey] = field(default_factory=list)
 
     @property
     def fitting(self) -> list[NodeExplanation]:
@@ -749,10 +832,11 @@ def cluster_findings(nodes: Sequence[NodeExplanation], every_node: bool = True) 
     return list(dict.fromkeys(findings))
 
 
-def explanation(target: str, nodes: Sequence[NodeExplanation], every_node: bool = True) -> Explanation:
+def explanation(target: str, nodes: Sequence[NodeExplanation], every_node: bool = True,
+                claims: Sequence[ClaimKey] = ()) -> Explanation:
     """Aggregate node explanations (ordered: fitting nodes first, then by name)."""
     ordered = sorted(nodes, key=lambda n: (not n.fits, n.node))
-    return Explanation(target, ordered, cluster_findings(ordered, every_node))
+    return Explanation(target, ordered, cluster_findings(ordered, every_node), list(claims))
 
 
 # --------------------------------------------------------------------------- structured form
@@ -781,6 +865,8 @@ def request_to_dict(req: RequestExplanation) -> Obj:
         "count": req.spec.count,
         "evaluated": req.evaluated,
         "candidates": req.candidates,
+        "needed": req.needed,
+        "usable": req.viable if req.evaluated else None,
         "funnel": [{"stage": s.label, "code": s.code.name, "rejected": s.rejected, "remaining": s.remaining}
                    for s in req.funnel],
         "rejections": [
@@ -789,11 +875,14 @@ def request_to_dict(req: RequestExplanation) -> Obj:
             for code, devices in req.rejections.items()],
         "allocated": [_device(d) for d in req.allocated],
         "unsatisfied": list(req.unsatisfied),
+        "result": req.result_text(),
     }
 
 
 def node_to_dict(node: NodeExplanation) -> Obj:
     out: Obj = {"node": node.node, "status": node.status, "reason": node.reason}
+    if node.fits:
+        out["devices"] = [_device(d) for r in node.requests for d in r.allocated]
     if node.error is not None:
         out["error"] = node.error
     out["requests"] = [request_to_dict(r) for r in node.requests]
@@ -803,12 +892,20 @@ def node_to_dict(node: NodeExplanation) -> Obj:
     return out
 
 
+#: top-level keys of the ``kubectl-dra/v1 Explanation`` document, in order (``explain --help`` lists them)
+DOCUMENT_KEYS = ("apiVersion", "kind", "target", "summary", "fit", "total", "featureGates", "claims", "reasons",
+                 "cluster", "nodes")
+
+
 def explanation_to_dict(exp: Explanation, feature_gates: dict[str, bool] | None = None) -> Obj:
-    """The ``kubectl-dra/v1 Explanation`` document (``explain -o json``)."""
+    """The ``kubectl-dra/v1 Explanation`` document (``explain -o json``): every node, every request,
+    every rejected device (``NOT_IN_CLASS`` included), in a stable order (nodes that fit first, then
+    by name; rejections in funnel order; devices in search order)."""
     doc: Obj = {"apiVersion": "kubectl-dra/v1", "kind": "Explanation", "target": exp.target,
                 "summary": exp.summary(), "fit": len(exp.fitting), "total": len(exp.nodes)}
     if feature_gates is not None:
         doc["featureGates"] = feature_gates
+    doc["claims"] = [{"namespace": ns, "name": name} for ns, name in exp.claims]
     doc["reasons"] = [{"reason": r, "nodes": n} for r, n in exp.reason_counts()]
     doc["cluster"] = list(exp.cluster)
     doc["nodes"] = [node_to_dict(n) for n in exp.nodes]

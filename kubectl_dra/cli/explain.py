@@ -29,6 +29,8 @@ Obj = dict[str, Any]
 
 #: device rows shown per request and reason in the default table (-o wide shows all)
 DEVICES_PER_REASON = 3
+#: devices of a fitting node named in the node table's DEVICES column (-o wide names all)
+DEVICES_PER_NODE = 3
 
 EPILOG = """\b
 Examples:
@@ -39,9 +41,45 @@ Examples:
 """
 
 
+#: references named in a summary subject before "and N more"
+SUBJECT_REFS = 3
+
+
+def _refs(refs: Sequence[str]) -> str:
+    shown = ", ".join(refs[:SUBJECT_REFS])
+    return shown + (f" and {len(refs) - SUBJECT_REFS} more" if len(refs) > SUBJECT_REFS else "")
+
+
+def subject_of(plan: Any, fallback: str = "") -> str:
+    """What the summary line speaks of: ``pod ml-team/trainer-0``, ``ResourceClaim ml-team/a``,
+    ``claims ml-team/a, ml-team/b``, ``ResourceClaimTemplate ml-team/t``, ``PodGroup ml-team/g``
+    (the objects, not the command line that named them); ``fallback`` when the plan has none."""
+    from ..preview.nodes import pod_ref
+
+    pods = list(dict.fromkeys(pod_ref(p) for p in plan.pods))
+    if pods:
+        return (f"pod {pods[0]}" if len(pods) == 1 else f"pods {_refs(pods)}")
+    kinds: dict[tuple[str, str], list[str]] = {}
+    for claim in plan.claims:
+        origin = str(claim.origin or "").split(" ")[0]
+        if origin.startswith("podgroup/"):
+            kind, ref = ("PodGroup", "pod groups"), origin[len("podgroup/"):]
+        elif origin.startswith("template/"):
+            kind, ref = ("ResourceClaimTemplate", "templates"), f"{claim.namespace}/{origin[len('template/'):]}"
+        else:
+            kind, ref = ("ResourceClaim", "claims"), f"{claim.namespace}/{claim.name}"
+        refs = kinds.setdefault(kind, [])
+        if ref not in refs:
+            refs.append(ref)
+    parts = [f"{one} {refs[0]}" if len(refs) == 1 else f"{many} {_refs(refs)}"
+             for (one, many), refs in kinds.items()]
+    return ", ".join(parts) or fallback
+
+
 def explain_plan(state: Any, gates: Any, plan: Any, nodes: Sequence[str] | None = None, target: str = "",
                  progress: Callable[[int, int], None] | None = None) -> Any:
-    """Run the preview's per-node loop with an explain tracer on every node; an Explanation."""
+    """Run the preview's per-node loop with an explain tracer on every node; an Explanation.
+    The summary speaks of the plan's pods or claims (``target`` only when it has none)."""
     from ..allocation.explain import ExplainTracer, SelectionRefiner, explain_node, explanation
     from ..preview import candidate_nodes, run_preview
     from ..preview.nodes import node_name
@@ -61,7 +99,8 @@ def explain_plan(state: Any, gates: Any, plan: Any, nodes: Sequence[str] | None 
         explained.append(explain_node(
             outcome.node, outcome.status, [c.claim for c in claims], outcome.tracer,
             results=results, reasons=outcome.reasons, error=outcome.error))
-    return explanation(target, explained, every_node=not nodes)
+    claims = [(str(r["namespace"]), str(r["name"])) for r in plan.claim_refs()]
+    return explanation(subject_of(plan, target), explained, every_node=not nodes, claims=claims)
 
 
 def render_explanation(state: Any, gates: Any, plan: Any, *, nodes: Sequence[str] | None = None,
@@ -79,7 +118,7 @@ def render_explanation(state: Any, gates: Any, plan: Any, *, nodes: Sequence[str
         text = dump(explanation_to_dict(exp, gates_dict(gates)), output)
     else:
         detail = len(exp.nodes) if nodes else limit
-        text = render_table(exp, wide=(output == "wide"), no_headers=no_headers, limit=detail)
+        text = render_table(exp, wide=(output == "wide"), no_headers=no_headers, limit=detail, asked=bool(nodes))
     return text, exit_code(exp)
 
 
@@ -104,40 +143,57 @@ def _device_text(device: tuple[str, str, str]) -> str:
     return "/".join(device)
 
 
-def detail_nodes(exp: Any, limit: int) -> list[Any]:
-    """Nodes to show in detail: one per distinct reason first (most frequent reason first), then
-    the rest by name, up to ``limit`` (0: all)."""
-    chosen: list[Any] = []
+def detail_nodes(exp: Any, limit: int, fitting: bool = False) -> list[Any]:
+    """Nodes to show in detail: the nodes that do not fit, one per distinct reason first (most
+    frequent reason first), then the rest by name; with ``fitting`` the nodes that fit after
+    them. At most ``limit`` (0: all), shown failures first, then by node name."""
     failing = [n for n in exp.nodes if not n.fits]
+    chosen: list[Any] = []
     for reason, _count in exp.reason_counts():
-        first = next(n for n in failing if n.reason == reason)
-        chosen.append(first)
-    if not failing:
-        chosen.extend(exp.fitting[:1])
-    rest = [n for n in exp.nodes if n not in chosen]
-    chosen.extend(rest)
-    return chosen if limit <= 0 else chosen[:limit]
+        chosen.append(next(n for n in failing if n.reason == reason))
+    picked = {id(n) for n in chosen}
+    chosen.extend(n for n in sorted(failing, key=lambda n: n.node) if id(n) not in picked)
+    if fitting:
+        chosen.extend(sorted(exp.fitting, key=lambda n: n.node))
+    if limit > 0:
+        chosen = chosen[:limit]
+    return sorted(chosen, key=lambda n: (n.fits, n.node))
+
+
+def _devices_cell(node: Any, wide: bool) -> str:
+    """The devices a fitting node would get (``-`` for the others); a few unless ``wide``."""
+    if not node.fits:
+        return "-"
+    devices = [_device_text(d) for r in node.requests for d in r.allocated]
+    if not devices:
+        return "fits"
+    if wide or len(devices) <= DEVICES_PER_NODE:
+        return ", ".join(devices)
+    return ", ".join(devices[:DEVICES_PER_NODE]) + f" (+{len(devices) - DEVICES_PER_NODE} more)"
 
 
 def node_table(node: Any, wide: bool, no_headers: bool) -> str:
-    """One node: a row per request (its funnel), then a row per rejected or chosen device."""
+    """One node: a row per request (its funnel and outcome), then a row per rejected device.
+
+    The default view leaves out devices that are not in the request's class (the funnel counts
+    them) and says so in one line when no device of the node is in the class; ``wide`` lists all."""
     req_rows = []
+    notes = []
     for req in node.requests:
         label = f"{req.claim[0]}/{req.claim[1]}:{req.spec.name}"
         needed = "all" if req.spec.mode == "All" else str(req.spec.count)
-        if not req.evaluated:
-            result = "not reached"
-        elif req.allocated:
-            result = "allocated " + ", ".join(_device_text(d) for d in req.allocated)
-        else:
-            result = "unsatisfied" if (req.viable < max(1, req.spec.count) or req.unsatisfied) else "satisfiable"
         req_rows.append([label, req.spec.device_class or "-", needed,
-                         req.funnel_text() if req.evaluated else "-", result])
-    parts = [format_table(["REQUEST", "CLASS", "NEEDED", "FUNNEL", "RESULT"], req_rows, no_headers)]
+                         req.funnel_text() if req.evaluated else "-", req.result_text()])
+        note = None if wide else req.class_note()
+        if note:
+            notes.append(f"{label}: {note}")
+    parts = [format_table(["REQUEST", "CLASS", "NEEDED", "FUNNEL", "RESULT"], req_rows, no_headers), *notes]
     dev_rows = []
     for req in node.requests:
         label = f"{req.claim[0]}/{req.claim[1]}:{req.spec.name}"
         for code, devices in req.rejections.items():
+            if code.name == "NOT_IN_CLASS" and not wide:
+                continue
             shown = devices if wide else devices[:DEVICES_PER_REASON]
             for device, rejection in shown:
                 dev_rows.append([_device_text(device), label, code.name, rejection.message])
@@ -150,21 +206,33 @@ def node_table(node: Any, wide: bool, no_headers: bool) -> str:
     return "\n".join(p for p in parts if p)
 
 
-def render_table(exp: Any, wide: bool = False, no_headers: bool = False, limit: int = 5) -> str:
-    """The summary line, one row per node, then a table per node for the nodes shown in detail."""
+def render_table(exp: Any, wide: bool = False, no_headers: bool = False, limit: int = 5,
+                 asked: bool = False) -> str:
+    """The summary line, one row per node, then a block per node shown in detail.
+
+    Detail goes to the nodes that do not fit (up to ``limit``); nodes that fit get only their
+    row, with the devices they would get. ``wide``, or nodes ``asked`` for by name, show the
+    nodes that fit in detail too."""
     out = [exp.summary()]
-    overview = [[n.node, n.status, n.reason] for n in exp.nodes]
-    out.append(format_table(["NODE", "STATUS", "REASON"], overview, no_headers))
-    shown = detail_nodes(exp, limit)
+    any_fits = bool(exp.fitting)
+    headers = ["NODE", "STATUS", "REASON"] + (["DEVICES"] if any_fits else [])
+    overview = [[n.node, n.status, n.reason] + ([_devices_cell(n, wide)] if any_fits else []) for n in exp.nodes]
+    out.append(format_table(headers, overview, no_headers))
+    with_fitting = wide or asked
+    shown = detail_nodes(exp, limit, fitting=with_fitting)
     for node in shown:
         out.append("")
         out.append(f"Node {node.node}: {node.status}: {node.reason}")
         out.append(node_table(node, wide, no_headers))
-    hidden = len(exp.nodes) - len(shown)
-    if hidden > 0 and any(not n.fits for n in exp.nodes):
+    eligible = [n for n in exp.nodes if with_fitting or not n.fits]
+    hidden = len(eligible) - len(shown)
+    if hidden > 0:
         out.append("")
         out.append(f"({hidden} more node{'s' if hidden != 1 else ''} not shown in detail; use --node NAME or "
                    "--limit 0)")
+    if any_fits and not with_fitting:
+        out.append("")
+        out.append("(nodes that fit are not shown in detail; -o wide shows them)")
     return "\n".join(out)
 
 
@@ -195,6 +263,28 @@ def explain(targets: tuple[str, ...], filenames: tuple[str, ...], nodes: tuple[s
     capacity short, taint, compatibility group, constraint, pool incomplete or invalid,
     not reachable, feature gate). The first line sums up all nodes, like the scheduler's
     "0/N nodes are available", but specific. TARGET is as for `kubectl dra preview`.
+
+    The default table is about failure: nodes that do not fit get a detail block (up to
+    --limit, one per distinct reason first, shown by node name), listing only the devices
+    of the request's class that were rejected; nodes that fit get their row with the
+    devices they would get. -o wide shows every rejected device (also those of other
+    classes) and the nodes that fit in detail too; so do nodes named with --node.
+
+    \b
+    -o json|yaml prints a kubectl-dra/v1 Explanation with everything, in a stable order:
+      apiVersion, kind  "kubectl-dra/v1", "Explanation"
+      target            what the summary speaks of (pod, ResourceClaim, claims, ...)
+      summary           the first line of the table
+      fit, total        nodes that fit, nodes explained
+      featureGates      the gates the allocator ran with
+      claims            [{namespace, name}] allocated together
+      reasons           [{reason, nodes}] for the nodes that do not fit, most frequent first
+      cluster           findings true on every node
+      nodes             [{node, status, reason, devices (nodes that fit), error,
+                        requests: [{claim, request, deviceClassName, allocationMode, count,
+                        evaluated, candidates, needed, usable, funnel, rejections (every
+                        code, NOT_IN_CLASS included), allocated, unsatisfied, result}],
+                        poolsSkipped}]
 
     Exit codes: 0 some node fits; 1 none fits; 2 usage, input or access error.
     """
