@@ -228,6 +228,10 @@ BAD_BODIES = {
     "kind mismatch": json.dumps(admission_review(claim(), kind={"group": "resource.k8s.io", "version": "v1",
                                                               "kind": "DeviceClass"})).encode(),
     "deeply nested": b"[" * 100000 + b"]" * 100000,
+    "create without object": json.dumps(admission_review(None, old=claim(), operation="CREATE",
+                                                         kind={"group": "resource.k8s.io", "version": "v1",
+                                                               "kind": "ResourceClaim"})).encode(),
+    "update without oldObject": json.dumps(admission_review(claim(), operation="UPDATE")).encode(),
 }
 
 

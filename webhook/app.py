@@ -21,6 +21,7 @@ from kubectl_dra.validation.admission import Decision, review
 
 from .metrics import Metrics
 from .review import (
+    HANDLED_VERSIONS,
     MAX_BODY_BYTES,
     AdmissionRequest,
     MalformedReview,
@@ -176,7 +177,13 @@ class _AdmissionHandler:
 
 
 def _check_object_kind(req: AdmissionRequest) -> None:
-    """The object, when it names a kind, must be of the kind the request says."""
+    """The object, when it names a kind, must be of the kind the request says; a CREATE or UPDATE
+    of a kind the webhook decides on must carry the object (and the stored object for UPDATE)."""
+    if req.kind in HANDLED_VERSIONS and req.operation in ("CREATE", "UPDATE") and not req.sub_resource:
+        if req.object is None:
+            raise MalformedReview(f"AdmissionReview.request.object is missing for {req.operation} of {req.kind}")
+        if req.operation == "UPDATE" and req.old_object is None:
+            raise MalformedReview(f"AdmissionReview.request.oldObject is missing for UPDATE of {req.kind}")
     for field, obj in (("object", req.object), ("oldObject", req.old_object)):
         kind = obj.get("kind") if isinstance(obj, dict) else None
         if kind is not None and kind != req.kind:
