@@ -281,3 +281,12 @@ def test_score_prefers_earlier_subrequests() -> None:
     high = Allocator(two, gates).allocate(NODE, [claim])
     assert low.allocated and high.allocated
     assert high.score > low.score
+
+
+def test_shares_count_as_exclusive_without_consumable_capacity() -> None:
+    shared = _claim("sharer")
+    shared["status"] = {"allocation": {"devices": {"results": [
+        {"request": "r", "driver": "driver-a", "pool": "pool-1", "device": "dev-0", "shareID": "u-1"}]}}}
+    st = _state(CLASS, slice_obj("s-1", devices=[{"name": "dev-0", "allowMultipleAllocations": True}]), shared)
+    assert Allocator(st, FeatureGates.only(["DRAConsumableCapacity"])).allocate(NODE, [_claim("new")]).allocated
+    assert not Allocator(st, FeatureGates.only([])).allocate(NODE, [_claim("new")]).allocated

@@ -149,7 +149,7 @@ class SliceIndex:
 
 
 _INDEXES: dict[tuple[int, int, bool, bool], SliceIndex] = {}
-_IN_USE: dict[tuple[tuple[int, ...], frozenset[tuple[str, str]]], tuple[list[Any], InUse]] = {}
+_IN_USE: dict[tuple[tuple[int, ...], frozenset[tuple[str, str]], bool], tuple[list[Any], InUse]] = {}
 
 
 def slice_index(slices: list[Mapping[str, Any]], features: "Features") -> SliceIndex:
@@ -188,12 +188,12 @@ class Allocator:
         exclude = frozenset(exclude & self._allocated_claims)
         found = self._in_use.get(exclude)
         if found is None:
-            key = (self._allocated_ids, exclude)
+            key = (self._allocated_ids, exclude, self.features.consumable_capacity)
             entry = _IN_USE.get(key)
             if entry is None:
                 if len(_IN_USE) >= 16:
                     _IN_USE.clear()
-                entry = _IN_USE[key] = (self._allocated, gather_in_use(self._allocated, exclude))
+                entry = _IN_USE[key] = (self._allocated, gather_in_use(self._allocated, exclude, self.features.consumable_capacity))
             found = self._in_use[exclude] = entry[1]
         return found
 

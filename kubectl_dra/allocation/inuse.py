@@ -41,8 +41,13 @@ def claim_key(claim: Mapping[str, Any]) -> tuple[str, str]:
     return (meta.get("namespace") or "default", meta.get("name") or "")
 
 
-def gather_in_use(claims: Iterable[Mapping[str, Any]], exclude: frozenset[tuple[str, str]] = frozenset()) -> InUse:
-    """In-use devices from every allocated claim except those in ``exclude``."""
+def gather_in_use(claims: Iterable[Mapping[str, Any]], exclude: frozenset[tuple[str, str]] = frozenset(),
+                  consumable_capacity: bool = True) -> InUse:
+    """In-use devices from every allocated claim except those in ``exclude``.
+
+    Without DRAConsumableCapacity a share is not understood: the device counts as
+    allocated exclusively, as the scheduler then treats it.
+    """
     state = InUse()
     for claim in claims:
         allocation = (claim.get("status") or {}).get("allocation")
@@ -57,7 +62,7 @@ def gather_in_use(claims: Iterable[Mapping[str, Any]], exclude: frozenset[tuple[
                 continue
             driver = result.get("driver") or ""
             device = (driver, result.get("pool") or "", result.get("device") or "")
-            if result.get("shareID"):
+            if consumable_capacity and result.get("shareID"):
                 state.shared_by.setdefault(device, []).append(who)
                 consumed = state.shared_capacity.setdefault(device, {})
                 for name, value in (result.get("consumedCapacity") or {}).items():
