@@ -27,6 +27,9 @@ def test_allocation_scenario(path: Path) -> None:
             allocator.allocate(sc.node, sc.claims)
         return
     outcome = allocator.allocate(sc.node, sc.claims)
+    bound = sc.raw.get("maxSearchSteps")
+    if bound:
+        assert allocator.last_search_steps <= bound, f"search took {allocator.last_search_steps} steps, upstream bounds it at {bound}"
     if expect.get("unschedulable"):
         assert not outcome.allocated, f"expected unschedulable, got {outcome.results}"
         assert outcome.results == []

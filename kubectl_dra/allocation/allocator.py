@@ -180,6 +180,7 @@ class Allocator:
         self._allocated_ids = tuple(id(c) for c in self._allocated)
         self._allocated_claims = {claim_key(c) for c in self._allocated}
         self._in_use: dict[frozenset[tuple[str, str]], InUse] = {}
+        self.last_search_steps = 0
 
     # -- indexes --------------------------------------------------------------------------
 
@@ -266,7 +267,10 @@ class Allocator:
                         {"reason": pool.invalid_reason}))
         search = Search(self, node, claims, pools, in_use, tracer, problems)
         search.prepare()
-        if not search.run():
+        found = search.run()
+        #: calls of the per-device search step in the last allocate (upstream's allocateOne count)
+        self.last_search_steps = search.steps
+        if not found:
             for pool in problems:
                 if pool.invalid:
                     from ..errors import AllocationError

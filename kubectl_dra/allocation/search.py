@@ -12,6 +12,8 @@ solution wins.
 
 from __future__ import annotations
 
+import sys
+import time
 import uuid
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -37,6 +39,8 @@ MAX_RESULTS = 32
 MAX_SUBREQUESTS = 8
 
 FAIL, DONE, EXCEEDED = 0, 1, 2
+#: the scheduler gives up on a node after this long (DRASchedulerFilterTimeout's default)
+FILTER_TIMEOUT = 10.0
 
 
 def claim_ref(claim: Mapping[str, Any]) -> str:
@@ -154,6 +158,7 @@ class Search:
         self.compat: dict[tuple[str, str], dict[str, tuple[bool, bool, frozenset[str]]]] = {}
         self.matches: dict[tuple[tuple[int, int, int], int], bool] = {}
         self.steps = 0
+        self.deadline = float("inf")
 
     # -- preparation ------------------------------------------------------------------------
 
@@ -262,10 +267,18 @@ class Search:
 
     def run(self) -> bool:
         """Search for a solution; True when every claim got all its devices."""
+        depth = sum(rd.num_devices + 2 for rd in self.requests.values()) * 2 + len(self.claims) * 4 + 200
+        if sys.getrecursionlimit() < depth + 500:
+            sys.setrecursionlimit(depth + 500)
+        self.deadline = time.monotonic() + FILTER_TIMEOUT
         return self._one(0, 0, 0, 0, False) == DONE
 
-    def _one(self, ci: int, ri: int, si: int, di: int, in_sub: bool) -> int:
+    def _one(self, ci: int, ri: int, si: int, di: int, in_sub: bool,
+             start: tuple[int, int, int] = (0, 0, 0)) -> int:
         self.steps += 1
+        if not self.steps & 0x3FF and time.monotonic() > self.deadline:
+            raise AllocationError(f"filter operation aborted: the search took longer than {FILTER_TIMEOUT:g}s "
+                                  f"({self.steps} steps)")
         if ci >= len(self.claims):
             return DONE
         requests = (((self.claims[ci].get("spec") or {}).get("devices") or {}).get("requests") or ())
@@ -310,11 +323,19 @@ class Search:
             return res
         tracer = self.tracer
         admin = rd.admin
-        for pool in self.pools:
+        # The devices of one request form a set: the next one is searched from where the
+        # previous one was found, so no combination is tried twice (upstream does the same).
+        p0, s0, d0 = start
+        pools = self.pools
+        for pi in range(p0, len(pools)):
+            pool = pools[pi]
             if pool.incomplete or pool.invalid:
                 continue
-            for sv in pool.slices:
-                for device in sv.devices:
+            slices = pool.slices
+            for sj in range(s0 if pi == p0 else 0, len(slices)):
+                devices = slices[sj].devices
+                for dk in range(d0 if (pi == p0 and sj == s0) else 0, len(devices)):
+                    device = devices[dk]
                     did = device.id
                     if admin:
                         holders = self.allocating.get(did)
@@ -338,7 +359,7 @@ class Search:
                     undo = self._allocate_device(ci, rd, pool, device, must=False)
                     if undo is None:
                         continue
-                    res = self._one(ci, ri, si, di + 1, in_sub)
+                    res = self._one(ci, ri, si, di + 1, in_sub, (pi, sj, dk))
                     if res == DONE:
                         return DONE
                     undo()
