@@ -290,3 +290,22 @@ def test_shares_count_as_exclusive_without_consumable_capacity() -> None:
     st = _state(CLASS, slice_obj("s-1", devices=[{"name": "dev-0", "allowMultipleAllocations": True}]), shared)
     assert Allocator(st, FeatureGates.only(["DRAConsumableCapacity"])).allocate(NODE, [_claim("new")]).allocated
     assert not Allocator(st, FeatureGates.only([])).allocate(NODE, [_claim("new")]).allocated
+
+
+def test_same_claims_on_several_nodes_and_repeated_calls() -> None:
+    node2 = {"metadata": {"name": "node-2", "labels": {}}}
+    st = _state(CLASS, slice_obj("s-1", devices=[{"name": "a"}]),
+                slice_obj("s-2", "pool-2", node="node-2", devices=[{"name": "b", "attributes": {"x": {"int": 1}}},
+                                                                  {"name": "c", "attributes": {"x": {"int": 2}}}]))
+    claim = {"kind": "ResourceClaim", "metadata": {"name": "m", "namespace": "default"},
+             "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "c", "count": 2}}],
+                                  "constraints": [{"distinctAttribute": "driver-a/x"}]}}}
+    alloc = Allocator(st, FeatureGates.only([]))
+    for _ in range(2):  # the second round reuses validated requests; constraints must start empty
+        assert not alloc.allocate(NODE, [claim]).allocated
+        assert alloc.allocate(node2, [claim]).allocated
+    plain = _claim("p", count=2)
+    for _ in range(2):
+        assert not alloc.allocate(NODE, [plain]).allocated
+        out = alloc.allocate(node2, [plain])
+        assert [r["device"] for r in out.results[0]["devices"]["results"]] == ["b", "c"]

@@ -181,6 +181,8 @@ class Allocator:
         self._allocated_claims = {claim_key(c) for c in self._allocated}
         self._in_use: dict[frozenset[tuple[str, str]], InUse] = {}
         self.last_search_steps = 0
+        #: validated requests per list of claims (see Search.prepare)
+        self.prepared: dict[tuple[int, ...], Any] = {}
 
     # -- indexes --------------------------------------------------------------------------
 

@@ -163,7 +163,25 @@ class Search:
     # -- preparation ------------------------------------------------------------------------
 
     def prepare(self) -> None:
-        """Validate every claim and request, as upstream does before searching."""
+        """Validate every claim and request, as upstream does before searching.
+
+        Without "all devices" requests the outcome does not depend on the node, so it is
+        reused for the next node with the same claims (constraints are rebuilt: they
+        carry search state).
+        """
+        key = tuple(id(c) for c in self.claims)
+        cached = self.a.prepared.get(key)
+        if cached is not None and cached[0] == self.claims:
+            self.requests = cached[1]
+            self.constraints = [[type(c)(c.attribute, list(c.requests), c.list_types) for c in group] for group in cached[2]]
+            return
+        self._prepare()
+        if not any(rd.all_mode for rd in self.requests.values()):
+            if len(self.a.prepared) > 64:
+                self.a.prepared.clear()
+            self.a.prepared[key] = (list(self.claims), self.requests, self.constraints)
+
+    def _prepare(self) -> None:
         for ci, claim in enumerate(self.claims):
             ref = claim_ref(claim)
             devices = ((claim.get("spec") or {}).get("devices") or {})
