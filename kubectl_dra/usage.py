@@ -169,10 +169,17 @@ class UsageRow:
     tally: Tally = field(default_factory=Tally)
     #: the pool is incomplete (not every slice of its newest generation is there)
     incomplete: bool = False
+    #: the allocator's view of the pool under the gates: complete | incomplete | invalid ("" unknown)
+    status: str = ""
+    #: why the allocator cannot use the pool, or some of its devices, under the gates
+    notes: list[str] = field(default_factory=list)
 
     def to_dict(self, by: str) -> Obj:
         head: Obj = {"class": self.device_class} if by == "class" else {
             "node": self.node, "driver": self.driver, "pool": self.pool, "incomplete": self.incomplete}
+        if by != "class" and self.status:
+            head["status"] = self.status
+            head["notes"] = list(self.notes)
         return {**head, **self.tally.to_dict()}
 
 
@@ -184,10 +191,16 @@ class Usage:
     cluster: Tally
     rows: list[UsageRow]
     warnings: list[str] = field(default_factory=list)
+    #: the gates the report was made for (None: not considered)
+    feature_gates: dict[str, bool] | None = None
 
     def to_dict(self) -> Obj:
-        return {"apiVersion": "kubectl-dra/v1", "kind": "Usage", "by": self.by,
-                "cluster": self.cluster.to_dict(), "rows": [r.to_dict(self.by) for r in self.rows]}
+        doc: Obj = {"apiVersion": "kubectl-dra/v1", "kind": "Usage", "by": self.by}
+        if self.feature_gates is not None:
+            doc["featureGates"] = dict(self.feature_gates)
+        doc["cluster"] = self.cluster.to_dict()
+        doc["rows"] = [r.to_dict(self.by) for r in self.rows]
+        return doc
 
 
 # --------------------------------------------------------------------------- in use
@@ -241,6 +254,10 @@ class Pool:
     slices: list[Obj]
     expected: int
 
+    #: what the allocator makes of the pool under the feature gates (see :func:`pool_findings`)
+    status: str = ""
+    notes: list[str] = field(default_factory=list)
+
     @property
     def incomplete(self) -> bool:
         return len(self.slices) < self.expected
@@ -264,6 +281,97 @@ def current_pools(slices: Iterable[Obj]) -> list[Pool]:
     for pool in pools.values():
         pool.slices.sort(key=lambda s: (s.get("metadata") or {}).get("name") or "")
     return [pools[k] for k in sorted(pools)]
+
+
+COMPLETE, INCOMPLETE, INVALID = "complete", "incomplete", "invalid"
+
+
+def _on(gates: Any, name: str) -> bool:
+    """Whether a gate is on; a gate set that does not know the gate leaves it on."""
+    try:
+        return bool(gates.enabled(name))
+    except Exception:  # an unknown gate name: the behaviour is there
+        return True
+
+
+def pool_findings(pool: Pool, gates: Any) -> tuple[str, list[str]]:
+    """(status, notes): what the allocator makes of the pool under ``gates``, checked in the
+    allocator's order: incomplete (slices missing, or compatibility groups it cannot honour),
+    invalid (duplicate device or counter set names, consumption of unknown counters), and
+    devices it refuses one by one because a feature gate is off."""
+    if pool.incomplete:
+        return INCOMPLETE, [f"{len(pool.slices)} of {pool.expected} slices published"]
+    partitionable = _on(gates, "DRAPartitionableDevices")
+    binding = _on(gates, "DRADeviceBindingConditions") and _on(gates, "DRAResourceClaimDeviceStatus")
+    compat = _on(gates, "DRADeviceCompatibilityGroups")
+    optional_ops = _on(gates, "DRAOptionalNodeOperations")
+    consumable = _on(gates, "DRAConsumableCapacity")
+    names: set[str] = set()
+    counter_sets: dict[str, set[str]] = {}
+    per_device = consuming = with_binding = skipping = multi = 0
+    duplicate = ""
+    compat_groups = False
+    consumed: list[tuple[str, tuple[str, ...]]] = []
+    for s in pool.slices:
+        spec = s.get("spec") or {}
+        selection = bool(spec.get("perDeviceNodeSelection"))
+        skips = bool(spec.get("skipNodeOperations"))
+        for cs in spec.get("sharedCounters") or ():
+            set_name = str(cs.get("name") or "")
+            if set_name in counter_sets and partitionable and not duplicate:
+                duplicate = f"duplicate counter set name {set_name}"
+            counter_sets[set_name] = set((cs.get("counters") or {}))
+        if spec.get("sharedCounters") and not partitionable:
+            continue  # the allocator does not see the slice at all
+        if selection and not partitionable:
+            per_device += len(spec.get("devices") or ())
+            continue
+        for device in spec.get("devices") or ():
+            name = str(device.get("name") or "")
+            if name in names and not duplicate:
+                duplicate = f"duplicate device name {name}"
+            names.add(name)
+            uses = device.get("consumesCounters")
+            if uses:
+                consuming += 1
+                for use in uses:
+                    if use.get("compatibilityGroups"):
+                        compat_groups = True
+                    consumed.append((str(use.get("counterSet") or ""), tuple(use.get("counters") or ())))
+            if device.get("bindingConditions") is not None:
+                with_binding += 1
+            if skips:
+                skipping += 1
+            if device.get("allowMultipleAllocations"):
+                multi += 1
+    if compat_groups and not compat:
+        return INCOMPLETE, ["uses device compatibility groups, which the scheduler cannot honour with "
+                            "DRADeviceCompatibilityGroups off: treated as incomplete"]
+    if duplicate:
+        return INVALID, [duplicate]
+    if partitionable:
+        for set_name, counters in consumed:
+            if set_name not in counter_sets:
+                return INVALID, [f"counter set {set_name} not found"]
+            missing = [c for c in counters if c not in counter_sets[set_name]]
+            if missing:
+                return INVALID, [f"counter {missing[0]} not found in counter set {set_name}"]
+    notes = []
+    if per_device:
+        notes.append(f"{_n(per_device)} with per-device node selection unusable with DRAPartitionableDevices off")
+    if consuming and not partitionable:
+        notes.append(f"{_n(consuming)} consuming shared counters unusable with DRAPartitionableDevices off")
+    if with_binding and not binding:
+        notes.append(f"{_n(with_binding)} with binding conditions unusable with DRADeviceBindingConditions off")
+    if skipping and not optional_ops:
+        notes.append(f"{_n(skipping)} skipping node operations unusable with DRAOptionalNodeOperations off")
+    if multi and not consumable:
+        notes.append(f"{_n(multi)} allowing multiple allocations allocated whole with DRAConsumableCapacity off")
+    return COMPLETE, notes
+
+
+def _n(count: int) -> str:
+    return f"{count} device{'s' if count != 1 else ''}"
 
 
 def device_node(slice_spec: Obj, device: Obj) -> str:
@@ -290,8 +398,12 @@ ClassMatcher = Callable[[Obj, str, Obj], bool]
 
 
 def compute_usage(state: ClusterState, *, by: str = "node", class_matcher: ClassMatcher | None = None,
-                  sort: str = "name", nodes: Iterable[str] | None = None) -> Usage:
-    """The usage report for ``state``, rows per (node, driver, pool) or per DeviceClass."""
+                  sort: str = "name", nodes: Iterable[str] | None = None, gates: Any = None) -> Usage:
+    """The usage report for ``state``, rows per (node, driver, pool) or per DeviceClass.
+
+    With ``gates`` (a FeatureGates), each pool also gets the allocator's verdict under them
+    (status and notes, see :func:`pool_findings`) and a warning names the pools and devices
+    the allocator cannot use; the counts stay what the slices publish."""
     if by not in ("node", "class"):
         raise UsageError(f"--by {by!r}: use node or class")
     if by == "class" and class_matcher is None:
@@ -303,6 +415,8 @@ def compute_usage(state: ClusterState, *, by: str = "node", class_matcher: Class
     seen: set[DeviceKey] = set()
     classes = list(state.device_classes)
     for pool in pools:
+        if gates is not None:
+            pool.status, pool.notes = pool_findings(pool, gates)
         _account_pool(pool, in_use, rows, cluster, seen, by, classes, class_matcher)
     if by == "node":  # every device is in exactly one row: the cluster is their sum
         for row in rows.values():
@@ -314,7 +428,36 @@ def compute_usage(state: ClusterState, *, by: str = "node", class_matcher: Class
     wanted = set(nodes) if nodes else None
     result = [r for r in rows.values() if wanted is None or by == "class" or r.node in wanted]
     warnings = _stale_warnings(in_use, seen)
-    return Usage(by=by, cluster=cluster, rows=sort_rows(result, sort, by), warnings=warnings)
+    if gates is not None:
+        shown = {(r.driver, r.pool) for r in result} if by == "node" else None
+        warnings.extend(_pool_warnings(pools, shown))
+    gate_map = None
+    if gates is not None and hasattr(gates, "as_dict"):
+        values = gates.as_dict()
+        gate_map = {name: bool(values[name]) for name in sorted(values)}
+    return Usage(by=by, cluster=cluster, rows=sort_rows(result, sort, by), warnings=warnings,
+                 feature_gates=gate_map)
+
+
+def _pool_warnings(pools: Iterable[Pool], shown: set[tuple[str, str]] | None) -> list[str]:
+    """One line per kind of trouble: pools the allocator skips, and pools with devices it refuses."""
+    skipped: list[str] = []
+    partly: list[str] = []
+    for pool in pools:
+        if shown is not None and (pool.driver, pool.name) not in shown:
+            continue
+        ref = f"{pool.driver}/{pool.name}"
+        if pool.status in (INCOMPLETE, INVALID):
+            skipped.append(f"{ref} ({pool.status}: {pool.notes[0]})" if pool.notes else f"{ref} ({pool.status})")
+        elif any("unusable" in note for note in pool.notes):
+            partly.append(f"{ref} ({'; '.join(n for n in pool.notes if 'unusable' in n)})")
+    out = []
+    for items, what in ((skipped, "skips"), (partly, "refuses devices of")):
+        if items:
+            more = f" and {len(items) - 3} more" if len(items) > 3 else ""
+            out.append(f"with these feature gates the allocator {what} {len(items)} pool{'s' if len(items) != 1 else ''}: "
+                       f"{', '.join(items[:3])}{more} (-o wide shows every pool)")
+    return out
 
 
 def _account_pool(pool: Pool, in_use: InUse, rows: dict[tuple[str, ...], UsageRow], cluster: Tally,
@@ -368,7 +511,8 @@ def _row(rows: dict[tuple[str, ...], UsageRow], node: str, pool: Pool) -> UsageR
     key = (node, pool.driver, pool.name)
     row = rows.get(key)
     if row is None:
-        row = rows[key] = UsageRow(node=node, driver=pool.driver, pool=pool.name, incomplete=pool.incomplete)
+        row = rows[key] = UsageRow(node=node, driver=pool.driver, pool=pool.name, incomplete=pool.incomplete,
+                                   status=pool.status, notes=pool.notes)
     return row
 
 

@@ -9,7 +9,9 @@ from typing import Any, Sequence
 import click
 
 from ..errors import DraError
-from .common import dump, format_table, load_cluster, no_headers_option, output_option, state_options
+from .common import (
+    dump, format_table, gate_options, load_cluster, no_headers_option, output_option, resolve_gates, state_options,
+)
 
 Obj = dict[str, Any]
 
@@ -19,6 +21,7 @@ Examples:
   kubectl dra usage --by class            # per DeviceClass
   kubectl dra usage --sort free           # most free devices first
   kubectl dra usage --node node-1 -o yaml # one node, structured
+  kubectl dra usage -o wide --kubernetes-version 1.34   # which pools would a 1.34 scheduler skip?
 """
 
 
@@ -73,9 +76,9 @@ def render_table(usage: Any, wide: bool = False, no_headers: bool = False) -> st
         headers += ["SHARED", "ADMIN-ACCESS"]
     headers += ([] if by_class else ["COUNTERS"]) + ["CAPACITY"]
     if wide and not by_class:
-        headers += ["POOL-STATUS"]
+        headers += ["POOL-STATUS", "NOTES"]
 
-    def row(name_cells: list[str], tally: Any, incomplete: bool = False) -> list[str]:
+    def row(name_cells: list[str], tally: Any, status: str = "-", notes: str = "-") -> list[str]:
         cells = name_cells + _device_cells(tally)
         if wide:
             cells += [str(tally.shared), str(tally.admin_access)]
@@ -83,13 +86,14 @@ def render_table(usage: Any, wide: bool = False, no_headers: bool = False) -> st
             cells.append(_amounts(tally.counters_by_name()))
         cells.append(_amounts(tally.capacity))
         if wide and not by_class:
-            cells.append("incomplete" if incomplete else ("-" if name_cells[0] == "*" else "complete"))
+            cells += [status, notes]
         return cells
 
     rows = [row(["*"] * len(head), usage.cluster)]
     for r in usage.rows:
         names = [r.device_class] if by_class else [r.node, r.driver, r.pool]
-        rows.append(row(names, r.tally, r.incomplete))
+        status = r.status or ("incomplete" if r.incomplete else "complete")
+        rows.append(row(names, r.tally, status, "; ".join(r.notes) or "-"))
     return format_table(headers, rows, no_headers)
 
 
@@ -99,10 +103,12 @@ def render_table(usage: Any, wide: bool = False, no_headers: bool = False) -> st
 @click.option("--sort", type=click.Choice(["name", "devices", "allocated", "free", "utilization"]), default="name",
               show_default=True, help="Order of the rows (numbers: largest first).")
 @click.option("--node", "nodes", multiple=True, metavar="NAME", help="Only rows of this node (repeatable).")
+@gate_options
 @output_option()
 @no_headers_option
 @state_options
-def usage(by: str, sort: str, nodes: tuple[str, ...], output: str, no_headers: bool, state_paths: tuple[str, ...],
+def usage(by: str, sort: str, nodes: tuple[str, ...], feature_gates: str | None, kubernetes_version: str | None,
+          output: str, no_headers: bool, state_paths: tuple[str, ...],
           kubeconfig: str | None, kube_context: str | None, request_timeout: float) -> None:
     """Show total, allocated and free devices, shared counters and consumable capacity.
 
@@ -110,21 +116,33 @@ def usage(by: str, sort: str, nodes: tuple[str, ...], output: str, no_headers: b
     admin-access allocations consume nothing; a shared device (allowMultipleAllocations)
     is allocated once it has a share, and its capacity is consumed by the shares'
     consumedCapacity. Only the newest generation of each pool counts.
+
+    Counts are what the slices publish. Under the feature gates (--feature-gates,
+    --kubernetes-version; default: the newest release's) each pool also gets the
+    allocator's verdict: POOL-STATUS (-o wide) is incomplete when slices are missing or
+    when the pool uses compatibility groups with DRADeviceCompatibilityGroups off, invalid
+    for duplicate names or unknown counters; NOTES names devices the allocator refuses
+    because a gate is off (counters, per-device node selection, binding conditions,
+    skipNodeOperations). A warning on stderr names such pools; -o json|yaml gives each row
+    "status" and "notes" and the document "featureGates".
     """
     try:
-        _run(by, sort, nodes, output, no_headers, state_paths, kubeconfig, kube_context, request_timeout)
+        _run(by, sort, nodes, feature_gates, kubernetes_version, output, no_headers, state_paths, kubeconfig,
+             kube_context, request_timeout)
     except DraError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(exc.exit_code)
 
 
-def _run(by: str, sort: str, nodes: Sequence[str], output: str, no_headers: bool, state_paths: Sequence[str],
-         kubeconfig: str | None, kube_context: str | None, request_timeout: float) -> None:
+def _run(by: str, sort: str, nodes: Sequence[str], feature_gates: str | None, kubernetes_version: str | None,
+         output: str, no_headers: bool, state_paths: Sequence[str], kubeconfig: str | None,
+         kube_context: str | None, request_timeout: float) -> None:
     from ..usage import compute_usage
 
+    gates = resolve_gates(feature_gates, kubernetes_version)
     state = load_cluster(state_paths, kubeconfig, kube_context, request_timeout)
     report = compute_usage(state, by=by, sort=sort, nodes=nodes or None,
-                           class_matcher=class_matcher() if by == "class" else None)
+                           class_matcher=class_matcher() if by == "class" else None, gates=gates)
     for warning in report.warnings:
         click.echo(f"warning: {warning}", err=True)
     if output in ("json", "yaml"):
