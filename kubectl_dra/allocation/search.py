@@ -159,6 +159,7 @@ class Search:
         self.matches: dict[tuple[tuple[int, int, int], int], bool] = {}
         self.steps = 0
         self.deadline = float("inf")
+        self.num_requests: list[int] = []
 
     # -- preparation ------------------------------------------------------------------------
 
@@ -289,6 +290,7 @@ class Search:
         if sys.getrecursionlimit() < depth + 500:
             sys.setrecursionlimit(depth + 500)
         self.deadline = time.monotonic() + FILTER_TIMEOUT
+        self.num_requests = [len(((c.get("spec") or {}).get("devices") or {}).get("requests") or ()) for c in self.claims]
         return self._one(0, 0, 0, 0, False) == DONE
 
     def _one(self, ci: int, ri: int, si: int, di: int, in_sub: bool,
@@ -299,8 +301,7 @@ class Search:
                                   f"({self.steps} steps)")
         if ci >= len(self.claims):
             return DONE
-        requests = (((self.claims[ci].get("spec") or {}).get("devices") or {}).get("requests") or ())
-        if ri >= len(requests):
+        if ri >= self.num_requests[ci]:
             res = self._one(ci + 1, 0, 0, 0, False)
             return FAIL if res == EXCEEDED else res
         rd = self.requests[(ci, ri, si)]
