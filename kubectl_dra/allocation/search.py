@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from ..errors import AllocationError, CELError
+from ..errors import AllocationError, CELError, DraError
 from ..model.attributes import AttrValue, attribute_value, lookup_attribute
 from ..model.devices import DeviceView
 from ..model.nodes import node_matches
@@ -188,6 +188,8 @@ class Search:
             devices = ((claim.get("spec") or {}).get("devices") or {})
             min_devices = 0
             for ri, request in enumerate(devices.get("requests") or ()):
+                if not isinstance(request, Mapping):
+                    request = {}
                 name = request.get("name") or ""
                 subs = request.get("firstAvailable") or []
                 exactly = request.get("exactly")
@@ -251,7 +253,10 @@ class Search:
         class_selectors = [((s or {}).get("cel") or {}).get("expression") or "" for s in (class_.get("spec") or {}).get("selectors") or ()]
         capacity = None
         if self.f.consumable_capacity and raw.get("capacity") is not None:
-            capacity = {k: Quantity.from_json(v) for k, v in ((raw.get("capacity") or {}).get("requests") or {}).items()}
+            try:
+                capacity = {k: Quantity.from_json(v) for k, v in ((raw.get("capacity") or {}).get("requests") or {}).items()}
+            except DraError as exc:
+                raise AllocationError(f"claim {ref}, request {shown}: capacity requests: {exc}") from None
         rd = RequestData(
             key=(ci, ri, si), raw=raw, name=name, parent=parent, class_name=class_name, class_=class_,
             class_selectors=class_selectors, selectors=selectors, all_mode=False, num_devices=0, admin=admin,
@@ -260,7 +265,10 @@ class Search:
         mode = raw.get("allocationMode") or "ExactCount"
         if mode == "ExactCount":
             count = raw.get("count")
-            rd.num_devices = int(count) if count is not None else 1
+            try:
+                rd.num_devices = int(count) if count is not None else 1
+            except (TypeError, ValueError):
+                raise AllocationError(f"claim {ref}, request {shown}: count {count!r} is not a number") from None
         elif mode == "All":
             rd.all_mode = True
             for pool in self.problems[:1]:

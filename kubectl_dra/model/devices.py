@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Mapping
 
-from ..quantity import Quantity
+from ..errors import InputError
+from ..quantity import Quantity, QuantityError
 from .names import qualify
 
 DeviceID = tuple[str, str, str]
@@ -108,6 +109,14 @@ def _quantity(value: Any) -> Quantity:
     return Quantity.from_json(value)
 
 
+def _int(value: Any) -> int:
+    """An integer field as stored; anything unparsable counts as 0."""
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
 def _counters(raw: Mapping[str, Any] | None) -> dict[str, Quantity]:
     out: dict[str, Quantity] = {}
     for name, counter in (raw or {}).items():
@@ -170,6 +179,8 @@ def slice_view(raw: Mapping[str, Any], index: int) -> SliceView:
     """Build the view of one ResourceSlice dict (``index`` is its position in the state)."""
     spec = raw.get("spec") or {}
     pool = spec.get("pool") or {}
+    if not isinstance(spec, Mapping) or not isinstance(pool, Mapping):
+        spec, pool = {}, {}
     shared: dict[str, dict[str, Quantity]] = {}
     names: list[str] = []
     for cs in spec.get("sharedCounters") or ():
@@ -182,8 +193,8 @@ def slice_view(raw: Mapping[str, Any], index: int) -> SliceView:
         name=(raw.get("metadata") or {}).get("name") or "",
         driver=spec.get("driver") or "",
         pool=pool.get("name") or "",
-        generation=int(pool.get("generation") or 0),
-        slice_count=int(pool.get("resourceSliceCount") or 0),
+        generation=_int(pool.get("generation")),
+        slice_count=_int(pool.get("resourceSliceCount")),
         node_name=spec.get("nodeName") or "",
         all_nodes=bool(spec.get("allNodes")),
         node_selector=spec.get("nodeSelector"),
@@ -192,9 +203,12 @@ def slice_view(raw: Mapping[str, Any], index: int) -> SliceView:
         shared_counter_names=tuple(names),
         skip_node_operations=tuple(spec.get("skipNodeOperations") or ()),
     )
-    sv.devices = [_device(d or {}, sv) for d in spec.get("devices") or ()]
+    try:
+        sv.devices = [_device(d, sv) for d in spec.get("devices") or () if isinstance(d, Mapping)]
+    except QuantityError as exc:
+        raise InputError(f"ResourceSlice {sv.name}: {exc}") from None
     # upstream tests "!= nil": an explicitly empty list still counts
-    sv.has_binding_conditions = any((d or {}).get("bindingConditions") is not None for d in spec.get("devices") or ())
+    sv.has_binding_conditions = any(d.raw.get("bindingConditions") is not None for d in sv.devices)
     sv.has_compat_groups = any(d.has_compat_groups for d in sv.devices)
     return sv
 
