@@ -309,3 +309,21 @@ def test_same_claims_on_several_nodes_and_repeated_calls() -> None:
         assert not alloc.allocate(NODE, [plain]).allocated
         out = alloc.allocate(node2, [plain])
         assert [r["device"] for r in out.results[0]["devices"]["results"]] == ["b", "c"]
+
+
+def test_compatibility_conflict_names_the_device_already_there() -> None:
+    def grouped(name: str, group: str) -> dict[str, Any]:
+        return {"name": name, "consumesCounters": [{"counterSet": "gpu", "counters": {"mem": {"value": "1Gi"}},
+                                                    "compatibilityGroups": [group]}]}
+    parts = slice_obj("s-1", count=2, devices=[grouped("mig-0", "mig"), grouped("vgpu-0", "vgpu")])
+    used = _claim("holder")
+    used["status"] = {"allocation": {"devices": {"results": [
+        {"request": "r", "driver": "driver-a", "pool": "pool-1", "device": "mig-0"}]}}}
+    st = _state(CLASS, COUNTERS, parts, used)
+    rec = Recorder()
+    gates = FeatureGates.only(["DRAPartitionableDevices", "DRADeviceCompatibilityGroups"])
+    assert not Allocator(st, gates).allocate(NODE, [_claim("new")], tracer=rec).allocated
+    conflict = dict(rec.rejections)["vgpu-0"]
+    assert conflict.code is RejectionCode.COMPATIBILITY_CONFLICT
+    assert conflict.details["with"] == "driver-a/pool-1/mig-0"
+    assert conflict.details["existing"] == ["mig"]

@@ -224,8 +224,9 @@ class Allocator:
             in_use.counters[key] = found
         return found
 
-    def compat_baseline(self, pool: Pool, in_use: InUse) -> dict[str, tuple[bool, bool, frozenset[str]]]:
-        """Per counter set, the compatibility-group intersection of already allocated devices."""
+    def compat_baseline(self, pool: Pool, in_use: InUse) -> dict[str, tuple[bool, bool, frozenset[str], str]]:
+        """Per counter set, the compatibility-group intersection of already allocated devices:
+        (any device there, all without groups, the intersection, the first device there)."""
         key = (self.index.serial, pool.id)
         found = in_use.compat.get(key)
         if found is None:
@@ -235,11 +236,11 @@ class Allocator:
                     if not d.consumes or not in_use.allocated(d.id):
                         continue
                     for cc in d.consumes:
-                        has, empty, groups = found.get(cc.counter_set, (False, False, frozenset()))
+                        has, empty, groups, first = found.get(cc.counter_set, (False, False, frozenset(), ""))
                         if not has:
-                            found[cc.counter_set] = (True, True, frozenset()) if cc.groups is None else (True, False, cc.groups)
+                            found[cc.counter_set] = (True, cc.groups is None, cc.groups or frozenset(), d.uid)
                         elif not empty and cc.groups is not None:
-                            found[cc.counter_set] = (True, False, groups & cc.groups)
+                            found[cc.counter_set] = (True, False, groups & cc.groups, first)
             in_use.compat[key] = found
         return found
 

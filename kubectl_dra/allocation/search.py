@@ -155,7 +155,7 @@ class Search:
         #: pool id -> counter set -> counter -> consumed by the current search
         self.consumed_counters: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}
         #: pool id -> counter set -> running compatibility-group state
-        self.compat: dict[tuple[str, str], dict[str, tuple[bool, bool, frozenset[str]]]] = {}
+        self.compat: dict[tuple[str, str], dict[str, tuple[bool, bool, frozenset[str], str]]] = {}
         self.matches: dict[tuple[tuple[int, int, int], int], bool] = {}
         self.steps = 0
         self.deadline = float("inf")
@@ -603,8 +603,8 @@ class Search:
         for cc in device.consumes:
             state = running.get(cc.counter_set)
             if state is None:
-                state = baseline.get(cc.counter_set, (False, False, frozenset()))
-            has_members, all_empty, groups = state
+                state = baseline.get(cc.counter_set, (False, False, frozenset(), ""))
+            has_members, all_empty, groups, first = state
             mine = cc.groups
             if has_members:
                 if mine is None:
@@ -621,14 +621,15 @@ class Search:
                             running[set_name] = prev
                     if self.tracer is not None:
                         self._reject(rd, device, RC.COMPATIBILITY_CONFLICT,
-                                     f"on counter set {cc.counter_set} the device's compatibility groups {sorted(mine or [])} do not intersect "
-                                     f"those of the devices already there ({'none' if all_empty else sorted(groups)})",
-                                     {"with": cc.counter_set, "counterSet": cc.counter_set, "groups": sorted(mine or []),
+                                     f"on counter set {cc.counter_set} the device's compatibility groups ({', '.join(sorted(mine or [])) or 'none'}) "
+                                     f"are not compatible with those of {first} and the devices sharing it "
+                                     f"({'none' if all_empty else ', '.join(sorted(groups))})",
+                                     {"with": first, "counterSet": cc.counter_set, "groups": sorted(mine or []),
                                       "existing": [] if all_empty else sorted(groups)})
                     return None
-                new = state if (all_empty or mine is None) else (True, False, groups & mine)
+                new = state if (all_empty or mine is None) else (True, False, groups & mine, first)
             else:
-                new = (True, True, frozenset()) if mine is None else (True, False, mine)
+                new = (True, mine is None, mine or frozenset(), device.uid)
             saved.append((cc.counter_set, running.get(cc.counter_set)))
             running[cc.counter_set] = new
 
