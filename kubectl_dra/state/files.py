@@ -12,7 +12,7 @@ from typing import Any, Iterable, Iterator
 import yaml
 
 from ..errors import InputError
-from .snapshot import ClusterState, Obj
+from .snapshot import KINDS, ClusterState, Obj
 
 _SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -25,19 +25,39 @@ except AttributeError:  # pragma: no cover - depends on the PyYAML build
 def _parse_text(text: str, origin: str) -> Iterator[Any]:
     """Yield the documents of one file; JSON takes the fast path."""
     stripped = text.lstrip()
+    json_error: json.JSONDecodeError | None = None
     if stripped.startswith(("{", "[")):
         try:
             yield json.loads(text)
             return
-        except json.JSONDecodeError:
-            pass  # YAML flow style can also start with { or [
+        except json.JSONDecodeError as exc:
+            json_error = exc  # YAML flow style can also start with { or [
     try:
         yield from yaml.load_all(text, Loader=_Loader)
     except yaml.YAMLError as exc:
+        if json_error is not None and origin.endswith(".json"):
+            raise InputError(
+                f"{origin}: line {json_error.lineno}, column {json_error.colno}: malformed JSON: {json_error.msg}"
+            ) from None
         mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        where = f" line {mark.line + 1}, column {mark.column + 1}:" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise InputError(f"{origin}:{where}: malformed YAML: {problem}") from None
+        hint = "; indent with spaces, not tabs" if "\t" in text and "cannot start any token" in problem else ""
+        kind = "JSON or YAML" if json_error is not None else "YAML"
+        raise InputError(f"{origin}:{where} malformed {kind}: {problem}{hint}") from None
+
+
+def _type_name(value: Any) -> str:
+    """The JSON name of a value's type, as people read it in a file."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return f"a string ({value[:40]!r})"
+    if isinstance(value, list):
+        return "a list"
+    return type(value).__name__
 
 
 def _flatten(doc: Any, origin: str) -> Iterator[Obj]:
@@ -49,19 +69,33 @@ def _flatten(doc: Any, origin: str) -> Iterator[Obj]:
             yield from _flatten(item, origin)
         return
     if not isinstance(doc, dict):
-        raise InputError(f"{origin}: expected a Kubernetes object (a mapping), got {type(doc).__name__}")
+        raise InputError(f"{origin}: expected a Kubernetes object (a mapping with kind and metadata), "
+                         f"got {_type_name(doc)}")
     kind = doc.get("kind")
+    name = _name_of(doc)
     if isinstance(kind, str) and kind.endswith("List") and "items" in doc:
+        items = doc.get("items")
+        if items is not None and not isinstance(items, list):
+            raise InputError(f"{origin}: {kind}: items: must be a list, got {_type_name(items)}")
         item_kind = kind[: -len("List")]
-        for item in doc.get("items") or []:
+        for item in items or []:
             if isinstance(item, dict) and item_kind and "kind" not in item:
                 item = {"kind": item_kind, **item}  # `kubectl get --raw` lists omit item kinds
             yield from _flatten(item, origin)
         return
-    if not isinstance(kind, str) or not kind:
-        name = (doc.get("metadata") or {}).get("name", "?") if isinstance(doc.get("metadata"), dict) else "?"
-        raise InputError(f"{origin}: object {name!r} has no kind")
+    if kind is None or kind == "":
+        raise InputError(f"{origin}: object {name!r}: kind: Required value: every object needs a kind "
+                         "(and apiVersion)")
+    if not isinstance(kind, str):
+        raise InputError(f"{origin}: object {name!r}: kind: must be a string, got {_type_name(kind)}")
     yield doc
+
+
+def _name_of(doc: Obj) -> str:
+    """``metadata.name`` for messages, ``?`` when there is none."""
+    meta = doc.get("metadata")
+    name = meta.get("name") if isinstance(meta, dict) else None
+    return name if isinstance(name, str) and name else "?"
 
 
 def _expand_paths(paths: Iterable[str]) -> Iterator[str]:
@@ -71,11 +105,15 @@ def _expand_paths(paths: Iterable[str]) -> Iterator[str]:
             continue
         p = Path(path)
         if p.is_dir():
+            found = False
             for root, dirs, files in os.walk(p):
                 dirs.sort()
                 for name in sorted(files):
                     if name.endswith(_SUFFIXES):
+                        found = True
                         yield os.path.join(root, name)
+            if not found:
+                raise InputError(f"{path}: directory holds no .yaml, .yml or .json files")
         elif p.exists():
             yield path
         else:
@@ -86,23 +124,64 @@ def _read(path: str) -> str:
     if path == "-":
         return sys.stdin.read()
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read: {exc}") from None
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not a YAML or JSON text file (invalid UTF-8 at byte {exc.start})") from None
+
+
+def _load(paths: Iterable[str]) -> Iterator[tuple[str, Obj]]:
+    """(origin, object) for every Kubernetes object in ``paths``, in order."""
+    for path in _expand_paths(paths):
+        origin = "<stdin>" if path == "-" else path
+        for doc in _parse_text(_read(path), origin):
+            for obj in _flatten(doc, origin):
+                yield origin, obj
 
 
 def load_documents(paths: Iterable[str]) -> list[Obj]:
     """Every Kubernetes object in ``paths`` (files, directories or ``-``), in order."""
-    objs: list[Obj] = []
-    for path in _expand_paths(paths):
-        origin = "<stdin>" if path == "-" else path
-        for doc in _parse_text(_read(path), origin):
-            objs.extend(_flatten(doc, origin))
-    return objs
+    return [obj for _, obj in _load(paths)]
 
 
 def load_state(paths: Iterable[str]) -> ClusterState:
-    """A :class:`ClusterState` from files; objects of other kinds are ignored with a warning."""
+    """A :class:`ClusterState` from files; objects of other kinds are ignored with a warning.
+
+    Objects the state uses must have a metadata mapping with a name (lookups go by name);
+    finding no object at all is an error, since an empty cluster would answer wrongly.
+    """
+    paths = list(paths)
     state = ClusterState()
-    state.extend(load_documents(paths))
+    count = 0
+    for origin, obj in _load(paths):
+        count += 1
+        if obj.get("kind") in KINDS:
+            _check_identity(obj, origin)
+        state.add(obj)
+    if count == 0:
+        shown = ", ".join("<stdin>" if p == "-" else p for p in paths)
+        raise InputError(f"{shown}: no objects found (expected a dump such as "
+                         "`kubectl get nodes,deviceclasses,resourceslices,resourceclaims -A -o yaml`)")
     return state
+
+
+def _check_identity(obj: Obj, origin: str) -> None:
+    """metadata must be a mapping with a string name and (optional) string namespace."""
+    kind = obj["kind"]
+    meta = obj.get("metadata")
+    if meta is None:
+        raise InputError(f"{origin}: {kind} without metadata: metadata.name: Required value")
+    if not isinstance(meta, dict):
+        raise InputError(f"{origin}: {kind}: metadata: must be a mapping, got {_type_name(meta)}")
+    name = meta.get("name")
+    if name is None or name == "":
+        raise InputError(f"{origin}: {kind} without a name: metadata.name: Required value")
+    if not isinstance(name, str):
+        raise InputError(f"{origin}: {kind}: metadata.name: must be a string, got {_type_name(name)}")
+    namespace = meta.get("namespace")
+    if namespace is not None and not isinstance(namespace, str):
+        raise InputError(f"{origin}: {kind}/{name}: metadata.namespace: must be a string, "
+                         f"got {_type_name(namespace)}")

@@ -1,0 +1,114 @@
+"""Loading objects from files: every malformed input is one InputError naming the file, the
+object and the field — never a Python exception, never a silently empty state."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kubectl_dra.errors import InputError
+from kubectl_dra.state import load_documents, load_state
+
+CLAIM = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+         "metadata": {"name": "c", "namespace": "default"}, "spec": {}}
+
+
+def put(tmp_path: Path, name: str, content: str | bytes) -> str:
+    path = tmp_path / name
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "expected"),
+    [
+        ("tabs.yaml", "kind: ResourceClaim\nmetadata:\n\tname: x\n", r"line 3, column 1: malformed YAML: .*tabs"),
+        ("quote.yaml", 'kind: "ResourceClaim\nmetadata: {}\n', r"malformed YAML"),
+        ("trail.json", '{"kind": "ResourceClaim", "metadata": {"name": "x"}} garbage',
+         r"line 1, column 54: malformed JSON: Extra data"),
+        ("strings.yaml", "- a\n- b\n", r"expected a Kubernetes object .*got a string \('a'\)"),
+        ("scalar.yaml", "42\n", r"got a number"),
+        ("nokind.yaml", "metadata: {name: x}\n", r"object 'x': kind: Required value"),
+        ("kindint.yaml", "kind: 5\nmetadata: {name: x}\n", r"object 'x': kind: must be a string, got a number"),
+        ("items.yaml", "kind: List\nitems: 5\n", r"List: items: must be a list, got a number"),
+        ("binary.yaml", b"\x00\xd7\xff\xfe garbage", r"not a YAML or JSON text file \(invalid UTF-8 at byte \d+\)"),
+    ],
+)
+def test_malformed_files_name_the_file_and_reason(tmp_path: Path, name: str, content: str | bytes,
+                                                  expected: str) -> None:
+    path = put(tmp_path, name, content)
+    with pytest.raises(InputError, match=expected) as info:
+        load_documents([path])
+    assert str(info.value).startswith(path + ":")
+    assert info.value.exit_code == 2
+
+
+def test_missing_path_and_directory_without_manifests(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no such file or directory"):
+        load_documents([str(tmp_path / "nope.yaml")])
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "README.txt").write_text("hi")
+    with pytest.raises(InputError, match=r"d: directory holds no \.yaml, \.yml or \.json files"):
+        load_documents([str(tmp_path / "d")])
+
+
+def test_directories_are_read_recursively_in_sorted_order(tmp_path: Path) -> None:
+    (tmp_path / "b").mkdir()
+    for path, name in ((tmp_path / "b" / "x.yaml", "second"), (tmp_path / "a.json", "first")):
+        path.write_text(json.dumps({**CLAIM, "metadata": {"name": name}}))
+    (tmp_path / "skip.txt").write_text("not: read")
+    assert [o["metadata"]["name"] for o in load_documents([str(tmp_path)])] == ["first", "second"]
+
+
+def test_lists_flatten_and_fill_item_kinds(tmp_path: Path) -> None:
+    doc = {"apiVersion": "v1", "kind": "ResourceClaimList", "items": [{"metadata": {"name": "a"}}]}
+    path = put(tmp_path, "list.yaml", yaml.safe_dump(doc) + "---\n" + yaml.safe_dump(CLAIM) + "---\n")
+    objs = load_documents([path])
+    assert [(o["kind"], o["metadata"]["name"]) for o in objs] == [("ResourceClaim", "a"), ("ResourceClaim", "c")]
+
+
+def test_byte_order_mark_is_accepted(tmp_path: Path) -> None:
+    path = put(tmp_path, "bom.yaml", b"\xef\xbb\xbf" + yaml.safe_dump(CLAIM).encode())
+    assert load_documents([path])[0]["metadata"]["name"] == "c"
+
+
+def test_empty_state_is_an_error_not_an_empty_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(InputError, match="empty.yaml: no objects found"):
+        load_state([put(tmp_path, "empty.yaml", "---\n")])
+    import io
+    import sys
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    with pytest.raises(InputError, match="<stdin>: no objects found"):
+        load_state(["-"])
+
+
+@pytest.mark.parametrize(
+    ("metadata", "expected"),
+    [
+        (None, r"ResourceClaim without metadata: metadata.name: Required value"),
+        ([1, 2], r"ResourceClaim: metadata: must be a mapping, got a list"),
+        ({}, r"ResourceClaim without a name: metadata.name: Required value"),
+        ({"name": 7}, r"metadata.name: must be a string, got a number"),
+        ({"name": "c", "namespace": ["x"]}, r"ResourceClaim/c: metadata.namespace: must be a string"),
+    ],
+)
+def test_state_objects_need_a_name(tmp_path: Path, metadata: object, expected: str) -> None:
+    obj = {k: v for k, v in CLAIM.items() if k != "metadata"}
+    if metadata is not None:
+        obj["metadata"] = metadata
+    with pytest.raises(InputError, match=expected):
+        load_state([put(tmp_path, "s.yaml", yaml.safe_dump(obj))])
+
+
+def test_other_kinds_in_state_are_ignored_with_a_warning(tmp_path: Path) -> None:
+    path = put(tmp_path, "s.yaml", yaml.safe_dump_all([CLAIM, {"kind": "ConfigMap", "metadata": {"name": "m"}}]))
+    state = load_state([path])
+    assert [o["metadata"]["name"] for o in state.resource_claims] == ["c"]
+    assert state.warnings == ["ignored ConfigMap m: kind not used by kubectl-dra"]
