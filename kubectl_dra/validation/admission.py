@@ -138,7 +138,9 @@ def review(
     submitted = copy.deepcopy(obj)
     kind = submitted.get("kind") if isinstance(submitted.get("kind"), str) else ""
     meta = submitted.get("metadata") if isinstance(submitted.get("metadata"), dict) else {}
-    if kind in NAMESPACED_KINDS and namespace and not meta.get("namespace"):
+    if kind in NAMESPACED_KINDS and namespace and not meta.get("namespace") and (
+        "metadata" not in submitted or isinstance(submitted.get("metadata"), dict)
+    ):  # a metadata of the wrong type is left for decoding to report
         meta = submitted.setdefault("metadata", {})
         meta["namespace"] = namespace
     name = str(meta.get("name") or meta.get("generateName") or "")
