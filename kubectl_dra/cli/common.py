@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterable, Sequence, TypeVar
 import click
 import yaml
 
-from ..errors import UsageError
+from ..errors import FeatureGateError, UsageError
 from ..state import ClusterState, load_state
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -67,12 +67,26 @@ def gate_options(f: F) -> F:
 
 
 def resolve_gates(feature_gates: str | None, kubernetes_version: str | None) -> Any:
-    """The effective :class:`~kubectl_dra.gates.FeatureGates` for the command."""
-    from ..gates import FeatureGates
+    """The effective :class:`~kubectl_dra.gates.FeatureGates` for the command; a bad value
+    is a :class:`FeatureGateError` that names the flag (exit status 2)."""
+    from ..gates import DRA_GATES, FeatureGates
 
-    gates = FeatureGates.for_version(kubernetes_version) if kubernetes_version else FeatureGates.default()
+    try:
+        gates = FeatureGates.for_version(kubernetes_version) if kubernetes_version else FeatureGates.default()
+    except FeatureGateError as exc:
+        raise FeatureGateError(f"--kubernetes-version: {exc}") from None
     if feature_gates:
-        gates = gates.with_overrides(feature_gates)
+        for item in feature_gates.split(","):
+            if item.strip().startswith("="):
+                raise FeatureGateError(f"--feature-gates: {item.strip()!r} has no gate name "
+                                       "(expected Name=true or Name=false)")
+        try:
+            gates = gates.with_overrides(feature_gates)
+        except FeatureGateError as exc:
+            message = f"--feature-gates: {exc}"
+            if "unrecognized feature gate" in message and "did you mean" not in message:
+                message += f" (DRA gates: {', '.join(sorted(DRA_GATES))}, AllAlpha, AllBeta)"
+            raise FeatureGateError(message) from None
     return gates
 
 

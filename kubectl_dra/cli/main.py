@@ -85,16 +85,36 @@ def cli() -> None:
       kubectl dra validate -f slices.yaml             # is my driver's output valid?
 
     Exit codes: 0 success; 1 does not fit / invalid; 2 usage, input or access error.
+
+    \b
+    Shell completion (bash; zsh and fish likewise with zsh_source/fish_source):
+      eval "$(_KUBECTL_DRA_COMPLETE=bash_source kubectl-dra)"
+    `kubectl dra <TAB>` completes through kubectl (1.26+) when kubectl_complete-dra,
+    installed with this package, is on PATH.
     """
 
 
-def main(argv: list[str] | None = None) -> Any:
-    """Run the CLI; every :class:`DraError` becomes one line on stderr and its exit code."""
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI and exit: a :class:`DraError` or a usage mistake becomes one ``error:`` line
+    on stderr and exit status 2 (1 for "does not fit"/"invalid"), as kubectl reports them."""
     try:
-        return cli.main(args=argv, prog_name="kubectl-dra", standalone_mode=True)
+        rv = cli.main(args=argv, prog_name="kubectl-dra", standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as exc:  # bare `kubectl dra`: the help, as kubectl does
+        click.echo(exc.ctx.get_help() if exc.ctx is not None else str(exc))
+        sys.exit(0)
+    except click.UsageError as exc:  # unknown flag, bad choice, missing option or argument
+        _usage_error(exc)
+    except click.ClickException as exc:  # CommandFailed and click's own (e.g. unreadable click.File)
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:  # Ctrl-C
+        sys.exit(130)
     except DraError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(exc.exit_code)
+    except BrokenPipeError:  # `kubectl dra usage | head`: the reader left; leave quietly
+        _silence_stdout()
+        sys.exit(1)
     except Exception as exc:  # a bug: still one line, unless debugging was asked for
         if os.environ.get("KUBECTL_DRA_DEBUG"):
             raise
@@ -104,6 +124,27 @@ def main(argv: list[str] | None = None) -> Any:
             err=True,
         )
         sys.exit(70)
+    sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _usage_error(exc: click.UsageError) -> None:
+    """``error: <reason>`` and where to read more, as kubectl prints a flag error; exit 2."""
+    message = exc.format_message().replace("\n", " ")
+    if message and message[0].isupper() and not message[:2].isupper():
+        message = message[0].lower() + message[1:]
+    click.echo(f"error: {message}", err=True)
+    path = exc.ctx.command_path if exc.ctx is not None else "kubectl-dra"
+    click.echo(f"See '{path} --help' for usage.", err=True)
+    sys.exit(2)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -7,7 +7,7 @@ from typing import Any, Sequence
 
 import click
 
-from ..errors import DraError, UsageError
+from ..errors import DraError, InputError, UsageError
 from ..state import load_documents
 from .common import dump, gate_options, resolve_gates, warn
 
@@ -89,7 +89,8 @@ def _run(filenames: Sequence[str], old_paths: Sequence[str], operation: str | No
     op = (operation or ("UPDATE" if old_paths else "CREATE")).upper()
     objects = [_as_v1(o) for o in load_documents(filenames)]
     if not objects:
-        raise UsageError(f"no objects found in {', '.join(filenames)}")
+        shown = ", ".join("<stdin>" if f == "-" else f for f in filenames)
+        raise InputError(f"{shown}: no objects found")
     olds = [_as_v1(o, quiet=True) for o in load_documents(old_paths)] if old_paths else []
     if op == "UPDATE" and not olds:
         raise UsageError("--operation UPDATE needs the stored object(s) in --old")
