@@ -87,6 +87,23 @@ class Chosen:
     consumed: dict[str, Quantity] | None = None
 
 
+class _Taken:
+    """What one tentative device allocation changed, so that it can be undone."""
+
+    __slots__ = ("ci", "pool", "device", "counters", "compat", "pushed", "holders", "share", "result")
+
+    def __init__(self, ci: int, pool: Pool, device: DeviceView) -> None:
+        self.ci = ci
+        self.pool = pool
+        self.device = device
+        self.counters = False
+        self.compat: Callable[[], None] | None = None
+        self.pushed: list[Constraint] | None = None
+        self.holders: set[int] | None = None
+        self.share: tuple[dict[str, Quantity], dict[str, Quantity]] | None = None
+        self.result = False
+
+
 def tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
     """Upstream ``resourceclaim.ToleratesTaint``."""
     effect = toleration.get("effect") or ""
@@ -341,12 +358,12 @@ class Search:
             return EXCEEDED
         if rd.all_mode:
             pool, device = rd.all_devices[di]
-            undo = self._allocate_device(ci, rd, pool, device, must=True)
-            if undo is None:
+            taken = self._allocate_device(ci, rd, pool, device, must=True)
+            if taken is None:
                 return FAIL
             res = self._one(ci, ri, si, di + 1, in_sub)
             if res != DONE:
-                undo()
+                self._undo(taken)
             return res
         tracer = self.tracer
         admin = rd.admin
@@ -383,13 +400,13 @@ class Search:
                             if tracer is not None:
                                 self._reject_capacity(rd, device, short)
                             continue
-                    undo = self._allocate_device(ci, rd, pool, device, must=False)
-                    if undo is None:
+                    taken = self._allocate_device(ci, rd, pool, device, must=False)
+                    if taken is None:
                         continue
                     res = self._one(ci, ri, si, di + 1, in_sub, (pi, sj, dk))
                     if res == DONE:
                         return DONE
-                    undo()
+                    self._undo(taken)
                     if res == EXCEEDED:
                         return EXCEEDED
         if tracer is not None:
@@ -462,8 +479,8 @@ class Search:
                 raise AllocationError(f"{where()}: {kind}: {exc}") from None
             raise AllocationError(f"{where()} on device {device.uid}: {kind}: {exc}") from None
 
-    def _allocate_device(self, ci: int, rd: RequestData, pool: Pool, device: DeviceView, *, must: bool) -> Callable[[], None] | None:
-        """Take ``device`` for ``rd`` if availability and constraints allow; returns the undo."""
+    def _allocate_device(self, ci: int, rd: RequestData, pool: Pool, device: DeviceView, *, must: bool) -> "_Taken | None":
+        """Take ``device`` for ``rd`` if availability and constraints allow; returns what to undo."""
         f = self.f
         did = device.id
         tracer = self.tracer
@@ -482,63 +499,60 @@ class Search:
             if tracer is not None:
                 self._reject(rd, device, RC.GATE_DISABLED, "the device consumes shared counters, but DRAPartitionableDevices is disabled", {"gate": "DRAPartitionableDevices"})
             return None
-        undo_steps: list[Callable[[], None]] = []
-
-        def rollback() -> None:
-            for step in reversed(undo_steps):
-                step()
-
-        # A shared device pays its counters once, with its first share.
-        share_held = multi and (did in self.in_use.shared_by or self.shares.get(did, 0) > 0)
-        if device.consumes and not share_held:
-            if not self._consume_counters(rd, pool, device):
-                return None
-            undo_steps.append(lambda: self._release_counters(pool, device))
-        if f.compatibility_groups and device.consumes:
-            undo = self._consume_compat(rd, pool, device)
-            if undo is None:
-                rollback()
-                return None
-            undo_steps.append(undo)
-        if f.device_taints:
+        taken = _Taken(ci, pool, device)
+        if device.consumes:
+            # A shared device pays its counters once, with its first share.
+            share_held = multi and (did in self.in_use.shared_by or self.shares.get(did, 0) > 0)
+            if not share_held:
+                if not self._consume_counters(rd, pool, device):
+                    return None
+                taken.counters = True
+            if f.compatibility_groups:
+                taken.compat = self._consume_compat(rd, pool, device)
+                if taken.compat is None:
+                    self._undo(taken)
+                    return None
+        if f.device_taints and device.taints:
             taint = untolerated_taint(device, rd.tolerations)
             if taint is not None:
                 if tracer is not None:
                     self._reject(rd, device, RC.TAINT_NOT_TOLERATED,
                                  f"the device has the taint {taint.get('key')}={taint.get('value', '')}:{taint.get('effect')}, which the request does not tolerate",
                                  {"taint": dict(taint)})
-                rollback()
+                self._undo(taken)
                 return None
         constraints = self.constraints[ci]
-        pushed: list[Constraint] = []
-        for c in constraints:
-            if not c.applies(rd.name, rd.parent):
-                continue
-            value = self._lookup(rd, device, c.attribute)
-            entry = c.check(value)
-            if entry is None:
-                for p in reversed(pushed):
-                    p.pop()
-                rollback()
-                if must:
-                    raise AllocationError(f"claim {claim_ref(self.claims[ci])}, request {rd.full_name}: cannot add device {device.uid} because a claim constraint would not be satisfied")
-                if tracer is not None:
-                    self._reject_constraint(rd, device, c, value)
-                return None
-            c.push(entry)
-            pushed.append(c)
-        if pushed:
-            undo_steps.append(lambda: [p.pop() for p in reversed(pushed)])
+        if constraints:
+            pushed: list[Constraint] = []
+            for c in constraints:
+                if not c.applies(rd.name, rd.parent):
+                    continue
+                value = self._lookup(rd, device, c.attribute)
+                entry = c.check(value)
+                if entry is None:
+                    for p in reversed(pushed):
+                        p.pop()
+                    self._undo(taken)
+                    if must:
+                        raise AllocationError(f"claim {claim_ref(self.claims[ci])}, request {rd.full_name}: cannot add device {device.uid} because a claim constraint would not be satisfied")
+                    if tracer is not None:
+                        self._reject_constraint(rd, device, c, value)
+                    return None
+                c.push(entry)
+                pushed.append(c)
+            taken.pushed = pushed
         chosen = Chosen(rd, pool, device)
         if not multi:
-            holders = self.allocating.setdefault(did, set())
+            holders = self.allocating.get(did)
+            if holders is None:
+                holders = self.allocating[did] = set()
             holders.add(ci)
-            undo_steps.append(lambda: holders.discard(ci))
+            taken.holders = holders
         if f.consumable_capacity:
             amounts, short = cap.check_capacity(rd.capacity, device, self.in_use.shared_capacity.get(did),
                                                 self.allocating_capacity.get(did))
             if amounts is None:
-                rollback()
+                self._undo(taken)
                 if tracer is not None:
                     self._reject_capacity(rd, device, short)
                 return None
@@ -548,17 +562,30 @@ class Search:
                 reserved = self.allocating_capacity.setdefault(did, {})
                 cap.add_amounts(reserved, amounts)
                 self.shares[did] = self.shares.get(did, 0) + 1
-
-                def unshare() -> None:
-                    cap.add_amounts(reserved, amounts, -1)
-                    self.shares[did] -= 1
-                undo_steps.append(unshare)
-        results = self.results[ci]
-        results.append(chosen)
-        undo_steps.append(results.pop)
+                taken.share = (reserved, amounts)
+        self.results[ci].append(chosen)
+        taken.result = True
         if tracer is not None:
             tracer.device_selected(self.claims[ci], rd.full_name, device.slice.driver, device.slice.pool, device.name)
-        return rollback
+        return taken
+
+    def _undo(self, taken: "_Taken") -> None:
+        """Give back everything a (possibly partial) _allocate_device took, newest first."""
+        if taken.result:
+            self.results[taken.ci].pop()
+        if taken.share is not None:
+            reserved, amounts = taken.share
+            cap.add_amounts(reserved, amounts, -1)
+            self.shares[taken.device.id] -= 1
+        if taken.holders is not None:
+            taken.holders.discard(taken.ci)
+        if taken.pushed:
+            for p in reversed(taken.pushed):
+                p.pop()
+        if taken.compat is not None:
+            taken.compat()
+        if taken.counters:
+            self._release_counters(taken.pool, taken.device)
 
     # -- counters ---------------------------------------------------------------------------
 
