@@ -234,3 +234,37 @@ def test_json_document_keys_are_stable_and_documented(tmp_path, cli_runner):
     help_text = cli_runner.invoke(cli, ["explain", "--help"]).stdout
     for key in DOCUMENT_KEYS:
         assert key in help_text, key
+
+
+# --------------------------------------------------------------------------- pools skipped for a gate
+
+
+def compat_pool_cluster() -> Any:
+    """node-1's GPU pool declares compatibility groups; the gate is off by default."""
+    counters = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "node-1-counters"},
+                "spec": {"driver": DRIVER, "nodeName": "node-1",
+                         "pool": {"name": "node-1", "generation": 1, "resourceSliceCount": 2},
+                         "sharedCounters": [{"name": "gpu-0", "counters": {"memory": {"value": "80Gi"}}}]}}
+    mig = gpu("gpu-0", consumesCounters=[{"counterSet": "gpu-0", "counters": {"memory": {"value": "40Gi"}},
+                                          "compatibilityGroups": ["mig"]}])
+    return state_of(device_class(), node("node-1"), counters, resource_slice("node-1", [mig], count=2),
+                    nic_slice("node-1", "nic-0"), claim("train"))
+
+
+def test_pool_skipped_for_a_disabled_gate_names_the_gate(tmp_path, cli_runner):
+    exp = explain(compat_pool_cluster())
+    n = by_node(exp)["node-1"]
+    assert n.reason == "no usable gpu device (pools skipped: feature gate DRADeviceCompatibilityGroups disabled)"
+    ((driver, pool, rejection),) = n.pools_skipped
+    assert (driver, pool, rejection.code.name) == (DRIVER, "node-1", "POOL_INCOMPLETE")
+    assert "DRADeviceCompatibilityGroups off" in rejection.message
+    assert exp.cluster == []  # the skipped pool holds GPUs: no "no device of class gpu exists"
+    on = FeatureGates.default().with_overrides("DRADeviceCompatibilityGroups=true")
+    assert by_node(explain(compat_pool_cluster(), gates=on))["node-1"].fits
+    out = run(cli_runner, tmp_path, compat_pool_cluster(), "claim/train").stdout
+    assert "no device on this node matches class gpu (1 device of nic.example.com) outside the skipped pools below" in out
+
+
+def test_a_really_incomplete_pool_keeps_its_reason():
+    state = state_of(device_class(), node("node-1"), resource_slice("node-1", [gpu("gpu-0")], count=2), claim())
+    assert by_node(explain(state))["node-1"].reason == "no usable gpu device (devices in incomplete pools)"

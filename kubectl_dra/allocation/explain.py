@@ -91,9 +91,11 @@ class ExplainTracer(NullTracer):
     ``refine`` may restate a rejection in funnel order (see :class:`SelectionRefiner`).
     """
 
-    def __init__(self, node: str = "", refine: Refiner | None = None) -> None:
+    def __init__(self, node: str = "", refine: Refiner | None = None,
+                 refine_pool: Callable[[str, str, Rejection], Rejection] | None = None) -> None:
         self.node = node
         self.refine = refine
+        self.refine_pool = refine_pool
         self.requests: dict[tuple[ClaimKey, str], RequestTrace] = {}
         self.pools: dict[tuple[str, str], Rejection] = {}
 
@@ -118,7 +120,11 @@ class ExplainTracer(NullTracer):
         self._trace(claim, request).selected[(driver, pool, device)] = None
 
     def pool_skipped(self, driver: str, pool: str, rejection: Rejection) -> None:
-        self.pools.setdefault((driver, pool), rejection)
+        if (driver, pool) in self.pools:
+            return
+        if self.refine_pool is not None:
+            rejection = self.refine_pool(driver, pool, rejection)
+        self.pools[(driver, pool)] = rejection
 
     def request_unsatisfied(self, claim: dict, request: str, reason: str) -> None:
         trace = self._trace(claim, request)
@@ -135,8 +141,10 @@ class SelectionRefiner:
     selectors for such devices (cached) so the funnel reads in selection order.
     """
 
-    def __init__(self, state: Any) -> None:
+    def __init__(self, state: Any, gates: Any = None) -> None:
         self.state = state
+        self.gates = gates
+        self._pool_cache: dict[tuple[str, str], Rejection | None] = {}
         self._devices: dict[DeviceId, Obj] | None = None
         self._slices: dict[tuple[str, str], list[Obj]] = {}
         self._pool_devices: dict[tuple[str, str], list[tuple[str, Obj]]] = {}
@@ -253,6 +261,31 @@ class SelectionRefiner:
             return rejection
         d["allocatedDevices"] = peers
         return Rejection(rejection.code, f"{rejection.message}; allocated there: {', '.join(peers)}", d)
+
+    def pool(self, driver: str, pool: str, rejection: Rejection) -> Rejection:
+        """An "incomplete" pool that is complete but uses compatibility groups with the gate off:
+        say so, naming the gate (the allocator treats such a pool as being updated)."""
+        if rejection.code != C.POOL_INCOMPLETE or self.gates is None:
+            return rejection
+        key = (driver, pool)
+        if key not in self._pool_cache:
+            self._pool_cache[key] = self._gate_incomplete(driver, pool)
+        return self._pool_cache[key] or rejection
+
+    def _gate_incomplete(self, driver: str, pool: str) -> Rejection | None:
+        from ..usage import INCOMPLETE, current_pools, pool_findings
+
+        slices = [s for s in self.state.resource_slices
+                  if (s.get("spec") or {}).get("driver") == driver
+                  and ((s.get("spec") or {}).get("pool") or {}).get("name") == pool]
+        found = current_pools(slices)
+        if len(found) != 1:
+            return None
+        status, notes = pool_findings(found[0], self.gates)
+        if status != INCOMPLETE or found[0].incomplete or not notes:
+            return None
+        return Rejection(C.POOL_INCOMPLETE, f"resource pool {driver}/{pool} {notes[0]}",
+                         {"gate": "DRADeviceCompatibilityGroups"})
 
     def __call__(self, claim: Obj, request: str, driver: str, pool: str, device: str,
                  rejection: Rejection) -> Rejection:
@@ -637,6 +670,10 @@ def request_reason(req: RequestExplanation, node: NodeExplanation | None = None)
         if pool_codes:
             return _code_reason(pool_codes[0], req.rejections[pool_codes[0]][0][1], req)
         if node is not None and node.pools_skipped:
+            gated = sorted({str(r.details["gate"]) for _, _, r in node.pools_skipped
+                            if (r.details or {}).get("gate")})
+            if gated:
+                return f"no usable {cls} device (pools skipped: feature gate {', '.join(gated)} disabled)"
             kinds = sorted({_short(r.code) for _, _, r in node.pools_skipped})
             return f"no usable {cls} device (devices {', '.join(kinds)})"
         return f"no {cls} device"
@@ -813,6 +850,7 @@ def cluster_findings(nodes: Sequence[NodeExplanation], every_node: bool = True) 
     where = "in the cluster" if every_node else "on the nodes asked for"
     findings: list[str] = []
     by_request: dict[tuple[ClaimKey, str], list[RequestExplanation]] = {}
+    skipped_pools = any(node.pools_skipped for node in nodes)
     for node in nodes:
         if node.status == ERROR:
             continue
@@ -824,6 +862,8 @@ def cluster_findings(nodes: Sequence[NodeExplanation], every_node: bool = True) 
             continue
         spec = evaluated[0].spec
         cls = spec.device_class or "matching"
+        if skipped_pools:  # the skipped pools may hold such devices: no cluster-wide claim
+            continue
         if all(r.in_class == 0 for r in evaluated):
             findings.append(f"no device of class {cls} exists {where}")
         elif all(r.matching == 0 for r in evaluated) and C.CEL_ERROR not in {c for r in evaluated for c in r.rejections}:

@@ -89,9 +89,10 @@ def explain_plan(state: Any, gates: Any, plan: Any, nodes: Sequence[str] | None 
         raise UsageError("the cluster state has no nodes to explain (no Node objects and no node-local slices); "
                          "use --node NAME")
     by_name = {node_name(n): n for n in candidates}
-    refiner = SelectionRefiner(state)
+    refiner = SelectionRefiner(state, gates)
     result = run_preview(state, plan, gates, candidates, progress=progress,
-                         tracer_factory=lambda node: ExplainTracer(node_name(node), refine=refiner))
+                         tracer_factory=lambda node: ExplainTracer(node_name(node), refine=refiner,
+                                                                   refine_pool=refiner.pool))
     explained = []
     for outcome in result.nodes:
         claims = plan.claims_for(by_name[outcome.node])
@@ -186,7 +187,8 @@ def node_table(node: Any, wide: bool, no_headers: bool) -> str:
                          req.funnel_text() if req.evaluated else "-", req.result_text()])
         note = None if wide else req.class_note()
         if note:
-            notes.append(f"{label}: {note}")
+            skipped = " outside the skipped pools below" if node.pools_skipped else ""
+            notes.append(f"{label}: {note}{skipped}")
     parts = [format_table(["REQUEST", "CLASS", "NEEDED", "FUNNEL", "RESULT"], req_rows, no_headers), *notes]
     dev_rows = []
     for req in node.requests:
