@@ -395,3 +395,19 @@ def test_certificate_rotation_without_restart_or_failed_requests(kubeconfig: Pat
         assert len(serials) == 5
     finally:
         server.stop()
+
+
+def test_pod_claims_are_checked_over_https(servers: Any) -> None:
+    """Pods (sent only when they have resourceClaims) get the DRA checks of their claim references."""
+    client = servers(()).client()
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "trainer", "namespace": "ml"},
+           "spec": {"containers": [{"name": "c", "image": "busybox", "resources": {"claims": [{"name": "gpu"}]}}],
+                    "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "gpu-template"}]}}
+    status, reply = client.post_json("/validate", admission_review(pod))
+    assert status == 200 and reply["response"]["allowed"] is True
+    pod["spec"]["resourceClaims"][0]["resourceClaimName"] = "shared-gpu"  # both sources: invalid
+    status, reply = client.post_json("/validate", admission_review(pod))
+    response = reply["response"]
+    assert status == 200 and response["allowed"] is False
+    assert [c["field"] for c in response["status"]["details"]["causes"]] == ["spec.resourceClaims[0]"]
+    assert response["status"]["message"].startswith('Pod "trainer" is invalid')
