@@ -407,3 +407,82 @@ def test_annotation_size_counts_bytes() -> None:
 def test_semantic_equal(a: object, b: object, quantities: bool, equal: bool) -> None:
     assert c.semantic_equal(a, b, quantities) is equal
     assert c.semantic_equal(b, a, quantities) is equal
+
+
+def test_empty_fully_qualified_name_is_invalid_not_required() -> None:
+    """Upstream's newest validateQualifiedName has no Required branch: an empty name is an invalid
+    C identifier, and the missing domain is a second Invalid."""
+    errs = c.validate_fully_qualified_name("", P)
+    assert [e.type for e in errs] == [INVALID, INVALID]
+    assert errs[1].message == "a fully qualified name must be a domain and a name separated by a slash"
+
+
+_STRING_HELPERS = [
+    c.validate_dns_label, c.validate_dns_subdomain, c.validate_label_name, c.validate_label_value,
+    c.validate_driver_name, c.validate_pool_name, c.validate_device_name, c.validate_node_name,
+    c.validate_c_identifier, c.validate_qualified_name, c.validate_fully_qualified_name,
+]
+
+
+@pytest.mark.parametrize("helper", _STRING_HELPERS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("value", [5, True, ["a"], {"a": "b"}, 1.5])
+def test_string_helpers_report_wrong_types_instead_of_raising(helper, value) -> None:
+    errs = helper(value, P)
+    assert [(e.type, e.field) for e in errs] == [("FieldValueTypeInvalid", "x")]
+    assert errs[0].message.startswith("must be a string")
+
+
+@pytest.mark.parametrize("helper", _STRING_HELPERS, ids=lambda f: f.__name__)
+def test_string_helpers_treat_none_as_empty(helper) -> None:
+    assert helper(None, P) == helper("", P)
+
+
+@pytest.mark.parametrize(
+    ("call", "field"),
+    [
+        (lambda: c.validate_object_meta([1], True), "metadata"),
+        (lambda: c.validate_object_meta({"name": 5}, True), "metadata.name"),
+        (lambda: c.validate_object_meta_update({"labels": []}, {}), "metadata.labels"),
+        (lambda: c.validate_template_meta("x", P), "x"),
+        (lambda: c.validate_finalizers(3, P), "x"),
+        (lambda: c.validate_node_selector([{}], P), "x"),
+        (lambda: c.validate_node_selector({"nodeSelectorTerms": ["a"]}, P), "x.nodeSelectorTerms[0]"),
+        (lambda: c.validate_node_selector_term({"matchExpressions": [{"key": 1}]}, P), "x.matchExpressions[0].key"),
+        (lambda: c.validate_device_taint([], P), "x"),
+        (lambda: c.validate_device_toleration({"tolerationSeconds": "soon"}, P), "x.tolerationSeconds"),
+        (lambda: c.validate_binding_conditions({"bindingConditions": [{}]}, P), "x.bindingConditions[0]"),
+        (lambda: c.validate_skip_node_operations([["a"]], P), "x[0]"),
+        (lambda: c.validate_selectors("x", P, None), "x"),
+        (lambda: c.validate_selector({"cel": "true"}, P, None), "x.cel"),
+        (lambda: c.validate_cel_selector({"expression": 1}, P, None), "x.expression"),
+        (lambda: c.validate_opaque_configuration("x", P), "x"),
+        (lambda: c.validate_raw_extension("x", "parameters", P, False, 10), "x"),
+    ],
+)
+def test_structured_helpers_report_wrong_types_instead_of_raising(call, field: str) -> None:
+    errs = call()
+    assert errs and all(e.type == "FieldValueTypeInvalid" for e in errs)
+    assert errs[0].field == field
+
+
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+                        st.sampled_from(["key", "operator", "values", "effect", "value", "name", "labels",
+                                         "nodeSelectorTerms", "matchExpressions", "cel", "expression", "driver",
+                                         "parameters", "bindingConditions", "finalizers"]), inner, max_size=4),
+                    max_leaves=10))
+def test_no_helper_raises_on_any_json_value(value) -> None:
+    """Every public field check answers with field errors for any decoded JSON value."""
+    for name in c.__all__:
+        if not name.startswith("validate_") or name in ("validate_list", "validate_raw_extension"):
+            continue
+        helper = getattr(c, name)
+        if name == "validate_object_meta":
+            result = helper(value, True)
+        elif name == "validate_object_meta_update":
+            result = helper(value, value)
+        elif name in ("validate_selectors", "validate_selector", "validate_cel_selector"):
+            result = helper(value, P, None)
+        else:
+            result = helper(value, P)
+        assert isinstance(result, list)

@@ -47,6 +47,7 @@ Other:
 from __future__ import annotations
 
 import datetime
+import functools
 import json
 import re
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -401,6 +402,31 @@ DEVICE_TOLERATION_SHAPE: dict[str, Any] = {
 DEVICE_TAINT_SHAPE: dict[str, Any] = {"key": str, "value": str, "effect": str, "timeAdded": TIMESTAMP}
 
 
+_BINDING_CONDITIONS_SHAPE: dict[str, Any] = {"bindingConditions": [str], "bindingFailureConditions": [str]}
+
+
+def _shaped(shape: Any) -> Callable[[Callable[..., list[FieldError]]], Callable[..., list[FieldError]]]:
+    """Guard a helper ``f(value, path, ...)`` against values of the wrong JSON type.
+
+    :func:`~kubectl_dra.validation.admission.review` checks types before validating, but the
+    helpers are public: called directly with, say, a number where a name belongs, they answer
+    with ``FieldValueTypeInvalid`` errors at ``path`` instead of raising. ``None`` stands for the
+    zero value, as Go decodes ``null`` (an empty string for string helpers).
+    """
+
+    def wrap(fn: Callable[..., list[FieldError]]) -> Callable[..., list[FieldError]]:
+        @functools.wraps(fn)
+        def guarded(value: Any, path: Path, *args: Any, **kwargs: Any) -> list[FieldError]:
+            if value is None and shape is str:
+                value = ""
+            errs = check_shape(value, shape, path)
+            return errs if errs else fn(value, path, *args, **kwargs)
+
+        return guarded
+
+    return wrap
+
+
 # ---------------------------------------------------------------------------
 # Small helpers
 
@@ -506,26 +532,31 @@ def parse_quantity(value: Any) -> Quantity:
 # Names
 
 
+@_shaped(str)
 def validate_dns_label(value: str, path: Path) -> list[FieldError]:
     """Invalid for each way ``value`` is not a DNS-1123 label."""
     return [invalid(path, value, m) for m in is_dns1123_label(value)]
 
 
+@_shaped(str)
 def validate_dns_subdomain(value: str, path: Path) -> list[FieldError]:
     """Invalid for each way ``value`` is not a DNS-1123 subdomain."""
     return [invalid(path, value, m) for m in is_dns1123_subdomain(value)]
 
 
+@_shaped(str)
 def validate_label_name(key: str, path: Path) -> list[FieldError]:
     """Label key / qualified name (``ValidateLabelName``): Invalid per problem, empty included."""
     return [invalid(path, key, m) for m in is_qualified_name(key)]
 
 
+@_shaped(str)
 def validate_label_value(value: str, path: Path) -> list[FieldError]:
     """Label value syntax: Invalid per problem."""
     return [invalid(path, value, m) for m in is_valid_label_value(value)]
 
 
+@_shaped(str)
 def validate_driver_name(value: str | None, path: Path) -> list[FieldError]:
     """Driver name (also DRA domains), as CSI driver names: required, ≤63, DNS subdomain after
     lower-casing (an empty value is both Required and Invalid, as upstream)."""
@@ -539,6 +570,7 @@ def validate_driver_name(value: str | None, path: Path) -> list[FieldError]:
     return errs
 
 
+@_shaped(str)
 def validate_pool_name(value: str | None, path: Path) -> list[FieldError]:
     """Pool name: required, ≤253, each ``/``-separated segment a DNS subdomain."""
     value = value or ""
@@ -552,16 +584,19 @@ def validate_pool_name(value: str | None, path: Path) -> list[FieldError]:
     return errs
 
 
+@_shaped(str)
 def validate_device_name(value: str | None, path: Path) -> list[FieldError]:
     """Device name: a DNS-1123 label."""
     return validate_dns_label(value or "", path)
 
 
+@_shaped(str)
 def validate_node_name(value: str, path: Path) -> list[FieldError]:
     """Node name syntax (``ValidateNodeName``): a DNS-1123 subdomain."""
     return validate_dns_subdomain(value, path)
 
 
+@_shaped(str)
 def validate_c_identifier(value: str, path: Path) -> list[FieldError]:
     """DRA attribute/capacity ID: ≤32, C identifier syntax."""
     errs: list[FieldError] = []
@@ -571,6 +606,7 @@ def validate_c_identifier(value: str, path: Path) -> list[FieldError]:
     return errs
 
 
+@_shaped(str)
 def validate_qualified_name(name: str | None, path: Path) -> list[FieldError]:
     """DRA QualifiedName (attribute/capacity key): ``ID`` or ``domain/ID``; errors at ``path``
     (the map itself for keys). Empty parts and extra slashes are Invalid."""
@@ -593,6 +629,7 @@ def validate_qualified_name(name: str | None, path: Path) -> list[FieldError]:
     return [invalid(path, name, "must not contain more than one slash")]
 
 
+@_shaped(str)
 def validate_fully_qualified_name(name: str | None, path: Path) -> list[FieldError]:
     """DRA FullyQualifiedName (``matchAttribute``, ``distinctAttribute``): a qualified name with a domain."""
     errs = validate_qualified_name(name, path)
@@ -636,6 +673,7 @@ def validate_annotations(annotations: Any, path: Path) -> list[FieldError]:
     return errs
 
 
+@_shaped([str])
 def validate_finalizers(finalizers: Any, path: Path) -> list[FieldError]:
     """Finalizers: qualified names; without a ``/`` only the standard ones; not orphan+foreground."""
     errs: list[FieldError] = []
@@ -680,6 +718,9 @@ def validate_object_meta(meta: Any, namespaced: bool, path: Path | None = None) 
     """ObjectMeta create rules: name/generateName as DNS subdomain, namespace per scope,
     generation ≥ 0, labels, annotations, owner references, finalizers."""
     path = path or Path.root("metadata")
+    shape_errs = check_shape(meta, OBJECT_META_SHAPE, path)
+    if shape_errs:
+        return shape_errs
     meta = meta or {}
     errs: list[FieldError] = []
     name = meta.get("name") or ""
@@ -715,6 +756,9 @@ def validate_object_meta_update(new: Any, old: Any, path: Path | None = None) ->
     given (the generic update path copies them from the stored object when omitted), plus the label,
     annotation and owner-reference rules of the new object."""
     path = path or Path.root("metadata")
+    shape_errs = check_shape(new, OBJECT_META_SHAPE, path) + check_shape(old, OBJECT_META_SHAPE, path)
+    if shape_errs:
+        return shape_errs
     new = new or {}
     old = old or {}
     errs: list[FieldError] = []
@@ -730,6 +774,7 @@ def validate_object_meta_update(new: Any, old: Any, path: Path | None = None) ->
     return errs
 
 
+@_shaped(OBJECT_META_SHAPE)
 def validate_template_meta(meta: Any, path: Path) -> list[FieldError]:
     """Metadata embedded in a template (e.g. ResourceClaimTemplate ``spec.metadata``): labels and
     annotations only."""
@@ -745,6 +790,7 @@ def validate_template_meta(meta: Any, path: Path) -> list[FieldError]:
 _NODE_SELECTOR_OPS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 
 
+@_shaped(NODE_SELECTOR_SHAPE)
 def validate_node_selector(selector: Any, path: Path) -> list[FieldError]:
     """A core/v1 NodeSelector: at least one term, valid requirements in each term."""
     selector = selector or {}
@@ -758,6 +804,7 @@ def validate_node_selector(selector: Any, path: Path) -> list[FieldError]:
     return errs
 
 
+@_shaped(NODE_SELECTOR_SHAPE["nodeSelectorTerms"][0])
 def validate_node_selector_term(term: Any, path: Path) -> list[FieldError]:
     """One NodeSelectorTerm: label requirements and field requirements."""
     term = term or {}
@@ -823,6 +870,7 @@ def _validate_node_field_requirement(req: dict[str, Any], path: Path) -> list[Fi
 # Taints, tolerations, binding conditions, skipNodeOperations
 
 
+@_shaped(DEVICE_TAINT_SHAPE)
 def validate_device_taint(taint: Any, path: Path) -> list[FieldError]:
     """A DeviceTaint: key a label key, optional label value, effect required and known."""
     taint = taint or {}
@@ -838,6 +886,7 @@ def validate_device_taint(taint: Any, path: Path) -> list[FieldError]:
     return errs
 
 
+@_shaped(DEVICE_TOLERATION_SHAPE)
 def validate_device_toleration(
     toleration: Any, path: Path, effects: Iterable[str] = TAINT_EFFECTS
 ) -> list[FieldError]:
@@ -867,6 +916,7 @@ def validate_device_toleration(
     return errs
 
 
+@_shaped(_BINDING_CONDITIONS_SHAPE)
 def validate_binding_conditions(obj: Any, path: Path) -> list[FieldError]:
     """``bindingConditions``/``bindingFailureConditions`` of a device or allocation result (``path``
     is the owner): ≤4 each (TooMany skips the item syntax, not the duplicate check), label-key
@@ -898,6 +948,7 @@ def validate_binding_conditions(obj: Any, path: Path) -> list[FieldError]:
     return errs
 
 
+@_shaped([str])
 def validate_skip_node_operations(values: Any, path: Path) -> list[FieldError]:
     """``skipNodeOperations``: known values, no repeats, NodePrepareResources needs NodeUnprepareResources or ``*``."""
     values = list(values or [])
@@ -920,6 +971,7 @@ def validate_skip_node_operations(values: Any, path: Path) -> list[FieldError]:
 # CEL selectors
 
 
+@_shaped([DEVICE_SELECTOR_SHAPE])
 def validate_selectors(
     selectors: Any, path: Path, gates: Any, stored: bool = False, max_items: int = 32
 ) -> list[FieldError]:
@@ -927,6 +979,7 @@ def validate_selectors(
     return validate_list(selectors, path, max_items, lambda s, p: validate_selector(s, p, gates, stored))
 
 
+@_shaped(DEVICE_SELECTOR_SHAPE)
 def validate_selector(selector: Any, path: Path, gates: Any, stored: bool = False) -> list[FieldError]:
     """One DeviceSelector: ``cel`` is required and must hold a valid expression."""
     selector = selector or {}
@@ -936,6 +989,7 @@ def validate_selector(selector: Any, path: Path, gates: Any, stored: bool = Fals
     return validate_cel_selector(cel, path.child("cel"), gates, stored)
 
 
+@_shaped(DEVICE_SELECTOR_SHAPE["cel"])
 def validate_cel_selector(cel: Any, path: Path, gates: Any, stored: bool = False) -> list[FieldError]:
     """A CEL selector expression: ≤10 KiB (then not compiled), compiles to bool, cost ≤ 1,000,000.
     A ``stored`` expression (unchanged since it was admitted) is not checked again."""
@@ -980,6 +1034,7 @@ def _check_cel(expression: str, gates: Any) -> Any:
 # Opaque configuration
 
 
+@_shaped(OPAQUE_CONFIG_SHAPE)
 def validate_opaque_configuration(opaque: Any, path: Path, stored: bool = False) -> list[FieldError]:
     """OpaqueDeviceConfiguration: driver-name rules for ``driver``; ``parameters`` a JSON object ≤10 KiB."""
     opaque = opaque or {}
@@ -995,6 +1050,8 @@ def validate_raw_extension(
 ) -> list[FieldError]:
     """A RawExtension field of ``parent``: required (absent/null), ≤``max_size`` bytes unless stored,
     must be a JSON object."""
+    if not isinstance(parent, dict):
+        return [_type_error(path, parent, "an object")]
     if field_name not in parent or parent[field_name] is None:
         return [required(path, "")]
     value = parent[field_name]
