@@ -70,6 +70,8 @@ class RequestData:
     capacity: dict[str, Quantity] | None
     derived: dict[str, str]
     all_devices: list[tuple[Pool, DeviceView]] = field(default_factory=list)
+    #: selectability of devices (by id of their view) whose answer does not depend on the node
+    matches: dict[int, bool] = field(default_factory=dict)
 
     @property
     def full_name(self) -> str:
@@ -416,15 +418,24 @@ class Search:
     # -- device checks ----------------------------------------------------------------------
 
     def _selectable(self, rd: RequestData, pool: Pool, device: DeviceView) -> bool:
-        """Class and request selectors, gated device features, per-device node selection."""
-        key = (rd.key, id(device))
-        cached = self.matches.get(key)
+        """Class and request selectors, gated device features, per-device node selection.
+
+        Unless the answer depends on the node (per-device node selection, skipped node
+        operations), it is remembered on the request, which is reused for other nodes.
+        """
+        sv = device.slice
+        if sv.per_device_node_selection or sv.skip_node_operations:
+            cache: dict[Any, bool] = self.matches
+            key: Any = (rd.key, id(device))
+        else:
+            cache, key = rd.matches, id(device)
+        cached = cache.get(key)
         if cached is not None:
             if not cached and self.tracer is not None:
                 self._explain_unselectable(rd, pool, device)
             return cached
         ok = self._check_selectable(rd, pool, device)
-        self.matches[key] = ok
+        cache[key] = ok
         return ok
 
     def _explain_unselectable(self, rd: RequestData, pool: Pool, device: DeviceView) -> None:
