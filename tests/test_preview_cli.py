@@ -245,8 +245,13 @@ def test_unknown_class_is_one_error_line(tmp_path: Path) -> None:
 
 
 def test_kubernetes_version_gates() -> None:
-    code, doc = preview_json("-f", str(CLAIMS / "01-single-gpu.yaml"), "--kubernetes-version", "1.34", gates=None)
-    assert code in (0, 1) and isinstance(doc["featureGates"], dict) and doc["featureGates"]
+    """1.34 had partitionable devices in alpha (off): every demo GPU consumes counters, so none
+    is usable; turning the gate on over the 1.34 defaults brings them back."""
+    single = str(CLAIMS / "01-single-gpu.yaml")
+    code, doc = preview_json("-f", single, "--kubernetes-version", "1.34", gates=None)
+    assert code == 1 and doc["featureGates"]["DRAPartitionableDevices"] is False
+    code, doc = preview_json("-f", single, "--kubernetes-version", "1.34", gates="DRAPartitionableDevices=true")
+    assert code == 0 and doc["featureGates"]["DRAPartitionableDevices"] is True
 
 
 def test_explain_flag_appends_explanation() -> None:
