@@ -11,6 +11,7 @@ from kubectl_dra.preview.run import allocator_state
 from kubectl_dra.state import ClusterState
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from .test_preview_targets import Gates, claim, node, pod, state_of
 
@@ -137,3 +138,21 @@ def test_table_mixes_device_rows_and_reason_rows() -> None:
         lines[0].index("CLAIM")}
     wide = render_table(result, wide=True, no_headers=True).splitlines()
     assert wide[0].split()[:3] == ["n1", "Allocated", "3"] and len(wide) == 3
+
+_ANSWER = st.one_of(st.just("no"), st.just("error"), st.tuples(st.just("ok"), st.integers(0, 20)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(st.from_regex(r"n[a-z0-9]{1,6}", fullmatch=True), _ANSWER, min_size=1, max_size=12))
+def test_ranking_invariants(script: dict[str, Any]) -> None:
+    state = state_of(claim("a"), *(node(n) for n in script))
+    plan = resolve_targets(state, ["a"])
+    result = run_preview(state, plan, Gates(), candidate_nodes(state), allocator=ScriptedAllocator(script),
+                         explain_failures=False)
+    assert sorted(n.node for n in result.nodes) == sorted(script)
+    order = {"Allocated": 0, "Unschedulable": 1, "Error": 2}
+    keys = [(order[n.status], -n.score, n.node) for n in result.nodes]
+    assert keys == sorted(keys)
+    assert [n.node for n in result.fitting] == [n for n, a in sorted(
+        ((n, a) for n, a in script.items() if isinstance(a, tuple)), key=lambda item: (-item[1][1], item[0]))]
+    assert result.all_errors == all(a == "error" for a in script.values())
