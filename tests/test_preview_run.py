@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+from hypothesis import given, settings, strategies as st
+
 from kubectl_dra.allocation import AllocationOutcome
 from kubectl_dra.errors import AllocationError, NotFoundError
 from kubectl_dra.preview import candidate_nodes, preview_document, resolve_targets, run_preview
 from kubectl_dra.preview.run import allocator_state
 from kubectl_dra.state import ClusterState
-
-import pytest
-from hypothesis import given, settings, strategies as st
 
 from .test_preview_targets import Gates, claim, node, pod, state_of
 
