@@ -11,7 +11,7 @@ class AllocationOutcome:
     """``allocated`` with one AllocationResult dict per claim (in the order asked), or not.
 
     ``score`` is the scheduler-style preference for this node (higher is better); see
-    :func:`kubectl_dra.allocation.search.score_of` for how it is computed.
+    :func:`kubectl_dra.allocation.results.score_of` for how it is computed.
     """
 
     allocated: bool
