@@ -327,3 +327,51 @@ def test_compatibility_conflict_names_the_device_already_there() -> None:
     assert conflict.code is RejectionCode.COMPATIBILITY_CONFLICT
     assert conflict.details["with"] == "driver-a/pool-1/mig-0"
     assert conflict.details["existing"] == ["mig"]
+
+
+def test_node_selector_of_network_devices_is_merged_into_one_term() -> None:
+    zone = {"nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]}
+    rank = {"nodeSelectorTerms": [{"matchExpressions": [{"key": "rank", "operator": "Exists"}],
+                                   "matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-1", "node-2"]}]}]}
+    st = _state(CLASS,
+                slice_obj("s-1", "pool-1", node=None, devices=[{"name": "a"}], nodeSelector=zone),
+                slice_obj("s-2", "pool-2", node=None, devices=[{"name": "b"}], nodeSelector=rank),
+                slice_obj("s-3", "pool-3", node=None, devices=[{"name": "c"}], nodeSelector=zone),
+                slice_obj("s-4", "pool-4", node=None, devices=[{"name": "d"}], allNodes=True))
+    out = Allocator(st, FeatureGates.only([])).allocate(NODE, [_claim("net", count=4)])
+    assert out.allocated
+    (term,) = out.results[0]["nodeSelector"]["nodeSelectorTerms"]
+    assert term["matchExpressions"] == [{"key": "zone", "operator": "In", "values": ["a"]},
+                                        {"key": "rank", "operator": "Exists"}]
+    assert term["matchFields"] == [{"key": "metadata.name", "operator": "In", "values": ["node-1", "node-2"]}]
+    only_all = Allocator(_state(CLASS, slice_obj("s", node=None, allNodes=True)), FeatureGates.only([]))
+    assert "nodeSelector" not in only_all.allocate(NODE, [_claim("x")]).results[0]
+
+
+def test_per_device_node_selection_needs_the_gate_and_a_matching_device() -> None:
+    devices = [{"name": "elsewhere", "nodeName": "node-9"}, {"name": "here", "nodeName": "node-1"},
+               {"name": "everywhere", "allNodes": True}]
+    st = _state(CLASS, slice_obj("s", node=None, devices=devices, perDeviceNodeSelection=True))
+    out = Allocator(st, FeatureGates.only(["DRAPartitionableDevices"])).allocate(NODE, [_claim("x", count=2)])
+    assert [r["device"] for r in out.results[0]["devices"]["results"]] == ["here", "everywhere"]
+    assert out.results[0]["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0]["values"] == ["node-1"]
+    assert not Allocator(st, FeatureGates.only([])).allocate(NODE, [_claim("x")]).allocated
+
+
+def test_class_config_once_per_class_then_claim_config() -> None:
+    klass = {"kind": "DeviceClass", "metadata": {"name": "c"},
+             "spec": {"config": [{"opaque": {"driver": "driver-a", "parameters": {"k": 1}}}]}}
+    claim = {"kind": "ResourceClaim", "metadata": {"name": "cfg", "namespace": "default"},
+             "spec": {"devices": {
+                 "requests": [{"name": "a", "exactly": {"deviceClassName": "c"}},
+                              {"name": "b", "exactly": {"deviceClassName": "c"}},
+                              {"name": "other", "exactly": {"deviceClassName": "c2"}}],
+                 "config": [{"requests": ["b"], "opaque": {"driver": "driver-a", "parameters": {"mine": True}}},
+                            {"requests": ["nope"], "opaque": {"driver": "driver-a", "parameters": {}}}]}}}
+    other = {"kind": "DeviceClass", "metadata": {"name": "c2"}, "spec": {}}
+    st = _state(klass, other, slice_obj("s", devices=[{"name": "x"}, {"name": "y"}, {"name": "z"}]))
+    out = Allocator(st, FeatureGates.only([])).allocate(NODE, [claim])
+    assert out.results[0]["devices"]["config"] == [
+        {"source": "FromClass", "requests": ["a", "b"], "opaque": {"driver": "driver-a", "parameters": {"k": 1}}},
+        {"source": "FromClaim", "requests": ["b"], "opaque": {"driver": "driver-a", "parameters": {"mine": True}}},
+    ]
