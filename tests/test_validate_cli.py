@@ -151,3 +151,31 @@ def test_kubernetes_version_sets_release_defaults(tmp_path: Path) -> None:
         {"key": "k", "operator": "Exists"}]
     bad = run("-f", path, "--kubernetes-version", "9.99")
     assert bad.exit_code == 2 and bad.stderr.startswith("error: ")
+
+
+def test_human_output_keeps_each_error_on_one_line(tmp_path: Path) -> None:
+    bad = claim("c1", selectors=[{"cel": {"expression": "device.foo"}}])
+    slice_ = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s1"},
+              "spec": {"driver": "gpu.example.com", "nodeName": "n1",
+                       "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1},
+                       "devices": [{"name": "d", "attributes": {"model": {"string": "x", "int": 3}}}]}}
+    result = run("-f", write(tmp_path, "objs.yaml", bad, slice_))
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert len(lines) == 2, lines
+    assert lines[0].startswith("ResourceClaim/c1: spec.devices.requests[0].exactly.selectors[0].cel.expression: ")
+    assert "<input>:1:7: undefined field 'foo'" in lines[0] and "^" not in lines[0]
+    # a structured value is shown as JSON, not as a Python repr
+    assert lines[1] == ('ResourceSlice/s1: spec.devices[0].attributes[model]: Invalid value: '
+                        '{"string":"x","int":3}: exactly one value must be specified')
+    full = json.loads(run("-f", write(tmp_path, "one.yaml", bad), "-o", "json").stdout)
+    assert "^" in full["errors"][0]["message"]  # the machine output keeps the caret excerpt
+
+
+def test_old_without_a_match_names_what_it_holds(tmp_path: Path) -> None:
+    result = run("-f", write(tmp_path, "new.yaml", claim("a"), claim("b")),
+                 "--old", write(tmp_path, "old.yaml", claim("a"), claim("z")))
+    assert result.exit_code == 2
+    assert result.stderr.strip() == ("error: ResourceClaim/b in namespace default: no stored object of that kind "
+                                     "and name in --old (it holds ResourceClaim/a (namespace default), "
+                                     "ResourceClaim/z (namespace default))")

@@ -42,6 +42,9 @@ Examples:
   kubectl dra validate -f slices/ --feature-gates DRAPartitionableDevices=true
   kubectl dra validate -f claim.yaml --namespace-labels resource.kubernetes.io/admin-access=true
   kubectl dra validate -f new.yaml --old stored.yaml -o json
+  kubectl get resourceslices -o yaml | kubectl dra validate -f -
+  kubectl get resourceclaim my-claim -o yaml > old.yaml && \\
+    kubectl dra validate -f claim-with-status.yaml --old old.yaml --subresource status
 
 Exit status: 0 all valid, 1 some object is invalid, 2 usage or input error.
 """
@@ -123,10 +126,17 @@ def human_lines(decision: Any) -> list[str]:
 
     ref = f"{decision.kind or '?'}/{decision.name or '?'}"
     if decision.errors:
-        return [f"{ref}: {err}" for err in decision.errors]
+        return [f"{ref}: {_one_line(str(err))}" for err in decision.errors]
     if decision.kind not in SUPPORTED_KINDS:
         return [f"{ref}: ok (not checked: not a DRA kind)"]
     return [f"{ref}: ok"]
+
+
+def _one_line(text: str) -> str:
+    """A message on one line: CEL's source excerpt and caret (`` | …`` lines) are dropped, since the
+    ``<input>:line:column`` before them says where; other lines are joined with ``; ``."""
+    lines = [line.strip() for line in text.splitlines()]
+    return "; ".join(line for line in lines if line and not line.startswith("|"))
 
 
 def parse_labels(text: str | None) -> dict[str, str]:
@@ -204,6 +214,8 @@ def _pair(objects: list[dict], olds: list[dict], default_ns: str) -> list[tuple[
         if old is None:
             kind, ns, name = key
             where = f" in namespace {ns}" if ns else ""
-            raise UsageError(f"{kind}/{name}{where}: no stored object of that kind and name in --old")
+            held = ", ".join(f"{k}/{n}" + (f" (namespace {s})" if s else "") for k, s, n in stored) or "nothing"
+            raise UsageError(f"{kind}/{name}{where}: no stored object of that kind and name in --old "
+                             f"(it holds {held})")
         pairs.append((obj, old))
     return pairs

@@ -7,6 +7,8 @@ field paths as strings.
 
 from __future__ import annotations
 
+import json
+
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -117,6 +119,8 @@ def _render_value(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, (dict, list)):  # as JSON people wrote it, not a Python repr
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
     return str(value)
 
 
