@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from ..model.devices import Quantity, SliceView
+from ..model.devices import DeviceView, Quantity, SliceView
 from ..model.nodes import node_matches
 
 
@@ -31,6 +31,8 @@ class Pool:
     other_slices: list[SliceView] = field(default_factory=list)
     counter_sets: dict[str, dict[str, Quantity]] = field(default_factory=dict)
     has_binding_conditions: bool = False
+    #: the devices of ``slices`` in search order (slice by slice)
+    devices: list[DeviceView] = field(default_factory=list)
 
     @property
     def id(self) -> tuple[str, str]:
@@ -85,6 +87,7 @@ def _validate(pool: Pool, device_slices: list[SliceView], counter_slices: list[S
         pool.counter_sets = counter_sets
         pool.other_slices = other
     pool.slices = sorted(device_slices, key=lambda s: s.name)
+    pool.devices = [d for sv in pool.slices for d in sv.devices]
     pool.has_binding_conditions = any(s.has_binding_conditions for s in device_slices)
     return pool
 

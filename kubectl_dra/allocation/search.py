@@ -321,7 +321,7 @@ class Search:
         return self._one(0, 0, 0, 0, False) == DONE
 
     def _one(self, ci: int, ri: int, si: int, di: int, in_sub: bool,
-             start: tuple[int, int, int] = (0, 0, 0)) -> int:
+             start: tuple[int, int] = (0, 0)) -> int:
         self.steps += 1
         if not self.steps & 0x3FF and time.monotonic() > self.deadline:
             raise AllocationError(f"filter operation aborted: the search took longer than {FILTER_TIMEOUT:g}s "
@@ -371,46 +371,48 @@ class Search:
         admin = rd.admin
         # The devices of one request form a set: the next one is searched from where the
         # previous one was found, so no combination is tried twice (upstream does the same).
-        p0, s0, d0 = start
+        p0, k0 = start
         pools = self.pools
+        dedicated = self.in_use.dedicated
+        allocating = self.allocating
+        shared_capacity = self.in_use.shared_capacity
+        consumable = self.f.consumable_capacity
         for pi in range(p0, len(pools)):
             pool = pools[pi]
             if pool.incomplete or pool.invalid:
                 continue
-            slices = pool.slices
-            for sj in range(s0 if pi == p0 else 0, len(slices)):
-                devices = slices[sj].devices
-                for dk in range(d0 if (pi == p0 and sj == s0) else 0, len(devices)):
-                    device = devices[dk]
-                    did = device.id
-                    if admin:
-                        holders = self.allocating.get(did)
-                        if holders and ci in holders:
-                            if tracer is not None:
-                                self._reject(rd, device, RC.IN_USE, "device is already allocated to another request of this claim", {"claim": claim_ref(self.claims[ci])})
-                            continue
-                    elif did in self.in_use.dedicated or self.allocating.get(did):
+            devices = pool.devices
+            for dk in range(k0 if pi == p0 else 0, len(devices)):
+                device = devices[dk]
+                did = device.id
+                if admin:
+                    holders = allocating.get(did)
+                    if holders and ci in holders:
                         if tracer is not None:
-                            self._reject_in_use(rd, device)
+                            self._reject(rd, device, RC.IN_USE, "device is already allocated to another request of this claim", {"claim": claim_ref(self.claims[ci])})
                         continue
-                    if not self._selectable(rd, pool, device):
+                elif did in dedicated or allocating.get(did):
+                    if tracer is not None:
+                        self._reject_in_use(rd, device)
+                    continue
+                if not self._selectable(rd, pool, device):
+                    continue
+                if consumable:
+                    amounts, short = cap.check_capacity(rd.capacity, device, shared_capacity.get(did),
+                                                        self.allocating_capacity.get(did))
+                    if amounts is None:
+                        if tracer is not None:
+                            self._reject_capacity(rd, device, short)
                         continue
-                    if self.f.consumable_capacity:
-                        amounts, short = cap.check_capacity(rd.capacity, device, self.in_use.shared_capacity.get(did),
-                                                            self.allocating_capacity.get(did))
-                        if amounts is None:
-                            if tracer is not None:
-                                self._reject_capacity(rd, device, short)
-                            continue
-                    taken = self._allocate_device(ci, rd, pool, device, must=False)
-                    if taken is None:
-                        continue
-                    res = self._one(ci, ri, si, di + 1, in_sub, (pi, sj, dk))
-                    if res == DONE:
-                        return DONE
-                    self._undo(taken)
-                    if res == EXCEEDED:
-                        return EXCEEDED
+                taken = self._allocate_device(ci, rd, pool, device, must=False)
+                if taken is None:
+                    continue
+                res = self._one(ci, ri, si, di + 1, in_sub, (pi, dk))
+                if res == DONE:
+                    return DONE
+                self._undo(taken)
+                if res == EXCEEDED:
+                    return EXCEEDED
         if tracer is not None:
             tracer.request_unsatisfied(self.claims[ci], rd.full_name, "no suitable device left for this request")
         return FAIL
