@@ -340,3 +340,18 @@ def click_context(command: Any) -> Any:
     import click
 
     return click.Context(command)
+
+
+def test_template_and_podgroup_targets_from_state() -> None:
+    code, doc = preview_json("template/gpu-with-nic", "podgroup/allreduce")
+    assert code == 0
+    assert doc["claims"] == [{"namespace": "ml-team", "name": "gpu-with-nic-preview"},
+                             {"namespace": "ml-team", "name": "allreduce-fabric-preview"}]
+    nodes = by_node(doc)
+    # the GPU+NIC pair fits on gpu-node-1 and gpu-node-3; the fabric share only in zone-a
+    assert [n for n, e in nodes.items() if e["status"] == "Allocated"] == ["gpu-node-1"]
+    assert devices(nodes["gpu-node-1"], 1) == ["link-0"]
+    # a pod of the group shares the group's claim and adds its own
+    _, pod_doc = preview_json("pod/allreduce-1")
+    assert pod_doc["claims"] == [{"namespace": "ml-team", "name": "allreduce-fabric-preview"},
+                                 {"namespace": "ml-team", "name": "allreduce-1-gpu-preview"}]
