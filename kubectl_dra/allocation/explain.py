@@ -45,6 +45,7 @@ STAGES: tuple[tuple[RejectionCode, str], ...] = (
     (C.OTHER, "otherwise fine"),
 )
 STAGE_INDEX: dict[RejectionCode, int] = {code: i for i, (code, _) in enumerate(STAGES)}
+_IN_USE = C.IN_USE
 
 #: codes that mean "the device is not of the kind asked for" (it does not count as matching)
 SELECTION_CODES = frozenset({C.NOT_IN_CLASS, C.CLASS_SELECTOR_FALSE, C.REQUEST_SELECTOR_FALSE, C.CEL_ERROR})
@@ -98,12 +99,18 @@ class ExplainTracer(NullTracer):
         self.refine_pool = refine_pool
         self.requests: dict[tuple[ClaimKey, str], RequestTrace] = {}
         self.pools: dict[tuple[str, str], Rejection] = {}
+        #: (id of the claim dict, request) -> its trace; the claims outlive the node's search
+        self._by_id: dict[tuple[int, str], RequestTrace] = {}
 
     def _trace(self, claim: Obj, request: str) -> RequestTrace:
+        fast = self._by_id.get((id(claim), request))
+        if fast is not None:
+            return fast
         key = (claim_key(claim), request)
         trace = self.requests.get(key)
         if trace is None:
             trace = self.requests[key] = RequestTrace(key[0], request)
+        self._by_id[(id(claim), request)] = trace
         return trace
 
     def device_rejected(self, claim: dict, request: str, driver: str, pool: str, device: str,
@@ -290,11 +297,12 @@ class SelectionRefiner:
 
     def __call__(self, claim: Obj, request: str, driver: str, pool: str, device: str,
                  rejection: Rejection) -> Rejection:
-        if rejection.code == C.COUNTERS_EXHAUSTED:
-            return self._counters(driver, pool, rejection)
-        if rejection.code == C.COMPATIBILITY_CONFLICT:
-            return self._compat(driver, pool, rejection)
-        if rejection.code != C.IN_USE:
+        code = rejection.code
+        if code is not _IN_USE:
+            if code is C.COUNTERS_EXHAUSTED:
+                return self._counters(driver, pool, rejection)
+            if code is C.COMPATIBILITY_CONFLICT:
+                return self._compat(driver, pool, rejection)
             return rejection
         spec_key = (id(claim), request)
         cached = self._specs.get(spec_key)
@@ -304,7 +312,7 @@ class SelectionRefiner:
         if spec is None:
             return rejection
         key = (driver, pool, device)
-        found = self._device(key)
+        found = (self._devices if self._devices is not None else self._index()).get(key)
         if found is None:
             return rejection
         content = self._contents.get(key)
@@ -490,16 +498,24 @@ class NodeExplanation:
         return self.status == ALLOCATED
 
 
+#: stage label per code (a plain dict lookup: enum members hash in Python, so few lookups is faster)
+STAGE_LABEL: dict[RejectionCode, str] = dict(STAGES)
+
+
 def build_funnel(rejected: Iterable[Rejection], candidates: int) -> list[FunnelStage]:
     """Stages in funnel order, only those that rejected something."""
     counts = Counter(r.code for r in rejected)
+    return _funnel(sorted(counts.items(), key=lambda kv: STAGE_INDEX[kv[0]]), candidates)
+
+
+def _funnel(counts: Iterable[tuple[RejectionCode, int]], candidates: int) -> list[FunnelStage]:
+    """Stages from (code, rejected) pairs already in funnel order."""
     remaining = candidates
     funnel = []
-    for code, label in STAGES:
-        n = counts.get(code, 0)
+    for code, n in counts:
         if n:
             remaining -= n
-            funnel.append(FunnelStage(code, label, n, remaining))
+            funnel.append(FunnelStage(code, STAGE_LABEL[code], n, remaining))
     return funnel
 
 
@@ -512,14 +528,21 @@ def explain_request(claim: ClaimKey, spec: RequestSpec, trace: RequestTrace | No
     seen.update(dict.fromkeys(allocated))
     groups: dict[RejectionCode, list[tuple[DeviceId, Rejection]]] = {}
     final = set(allocated)
+    selected = trace.selected
+    in_use = _IN_USE
     for device, rejection in trace.rejected.items():
         if device in final:
             continue  # rejected on one branch of the search, chosen on another
-        if rejection.code == C.IN_USE and device in trace.selected:
+        code = rejection.code
+        if code is in_use and device in selected:
             continue  # "in use" only because this very request had already taken it
-        groups.setdefault(rejection.code, []).append((device, rejection))
-    ordered = {code: groups[code] for code, _ in STAGES if code in groups}
-    funnel = build_funnel((r for v in ordered.values() for _, r in v), len(seen))
+        found = groups.get(code)
+        if found is None:
+            groups[code] = [(device, rejection)]
+        else:
+            found.append((device, rejection))
+    ordered = dict(sorted(groups.items(), key=lambda kv: STAGE_INDEX[kv[0]])) if len(groups) > 1 else groups
+    funnel = _funnel(((code, len(v)) for code, v in ordered.items()), len(seen))
     return RequestExplanation(claim, spec, len(seen), funnel, ordered, allocated, list(trace.unsatisfied), True)
 
 
