@@ -347,3 +347,13 @@ def test_webhook_answers_match_the_core_decision_for_every_scenario() -> None:
         if problems:
             mismatches.append(f"{scenario_id(scenario)}: {'; '.join(problems)}")
     assert not mismatches, "\n".join(mismatches)
+
+
+def test_warm_up_decides_every_kind_without_problems() -> None:
+    """``serve`` decides one object of each kind before forking; none of them may fail."""
+    from kubectl_dra.validation.admission import SUPPORTED_KINDS
+    from webhook.app import _WARM_UP_OBJECTS, warm_up
+
+    assert {o["kind"] for o in _WARM_UP_OBJECTS} == set(SUPPORTED_KINDS)
+    assert warm_up(FeatureGates.default()) == []
+    assert warm_up(FeatureGates.only([])) == []

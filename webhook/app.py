@@ -188,3 +188,39 @@ def _check_object_kind(req: AdmissionRequest) -> None:
         kind = obj.get("kind") if isinstance(obj, dict) else None
         if kind is not None and kind != req.kind:
             raise MalformedReview(f"AdmissionReview.request.{field}.kind {kind!r} differs from request.kind {req.kind!r}")
+
+
+#: One small object per kind, decided once at startup by :func:`warm_up`.
+_WARM_UP_OBJECTS: tuple[dict[str, Any], ...] = (
+    {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "warm-up", "namespace": "default"},
+     "spec": {"devices": {"requests": [{"name": "r", "exactly": {
+         "deviceClassName": "warm-up.example.com",
+         "selectors": [{"cel": {"expression": 'device.driver == "warm-up.example.com"'}}]}}]}}},
+    {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+     "metadata": {"name": "warm-up", "namespace": "default"},
+     "spec": {"spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "warm-up.example.com"}}]}}}},
+    {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "warm-up.example.com"},
+     "spec": {"selectors": [{"cel": {"expression": 'device.driver == "warm-up.example.com"'}}]}},
+    {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "warm-up"},
+     "spec": {"driver": "warm-up.example.com", "nodeName": "node", "pool": {"name": "p", "generation": 1,
+                                                                           "resourceSliceCount": 1},
+              "devices": [{"name": "d", "attributes": {"model": {"string": "x"}}, "capacity": {"m": {"value": "1Gi"}}}]}},
+    {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": "warm-up", "namespace": "default"},
+     "spec": {"resourceClaims": [{"name": "c", "resourceClaimName": "warm-up"}]}},
+    {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "warm-up", "namespace": "default"},
+     "spec": {"containers": [{"name": "c", "image": "x"}], "resourceClaims": [{"name": "c", "resourceClaimName": "w"}]}},
+)
+
+
+def warm_up(gates: Any) -> list[str]:
+    """Decide on one object of each kind so that the core's modules, CEL environments and caches
+    are loaded before gunicorn forks its workers (else each worker's first request pays for it).
+    Returns the problems met, for the log; they do not stop the server."""
+    problems = []
+    for obj in _WARM_UP_OBJECTS:
+        try:
+            review(obj, gates=gates, namespace_labels={})
+        except Exception as exc:  # noqa: BLE001 - a warm-up failure is only logged
+            problems.append(f"{obj['kind']}: {type(exc).__name__}: {exc}")
+    return problems
+

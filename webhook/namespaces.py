@@ -8,6 +8,7 @@ lookup raises :class:`NamespaceLookupError`, which the core turns into a denial 
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import threading
@@ -77,6 +78,16 @@ class KubernetesNamespaceFetcher:
         self._lock = threading.Lock()
         self._api: object | None = None
         self._pid = 0
+
+    @staticmethod
+    def preload() -> None:
+        """Import the client before gunicorn forks: it loads lazily and its first use costs
+        seconds, which must not land on an admission request (the API server waits 5 s at most)."""
+        for module in ("kubernetes.config", "kubernetes.client.exceptions"):
+            importlib.import_module(module)
+        client = importlib.import_module("kubernetes.client")
+        for name in ("CoreV1Api", "ApiClient", "Configuration"):
+            getattr(client, name)
 
     def _core_api(self):  # -> kubernetes.client.CoreV1Api
         """The CoreV1Api of this process, created on first use."""

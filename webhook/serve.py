@@ -125,10 +125,13 @@ def build(options: ServeOptions) -> WebhookServer:
     prepare_metrics_dir(options.metrics_dir)
     _configure_logging(options.log_level)
 
-    from .app import Settings, create_app
+    from .app import Settings, create_app, warm_up
     from .namespaces import KubernetesNamespaceFetcher, NamespaceLabels
 
     fetcher = KubernetesNamespaceFetcher(options.kubeconfig, options.kube_context, options.lookup_timeout)
+    fetcher.preload()
+    for problem in warm_up(gates):
+        logging.getLogger("dra_webhook").warning("warm-up: %s", problem)
     settings = Settings(
         gates=gates,
         mode=options.mode,
