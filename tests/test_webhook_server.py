@@ -167,7 +167,7 @@ def start_server(workdir: Path, *, gates: FeatureGates, kubeconfig: Path, mode: 
     with open(log, "wb") as sink:
         process = subprocess.Popen(args, stdout=sink, stderr=subprocess.STDOUT, env=env)
     server = Server(process, port, cert_dir, log)
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 120
     probe = WebhookClient(port, server.ca_file, timeout=2)
     while True:
         if process.poll() is not None:
@@ -180,7 +180,7 @@ def start_server(workdir: Path, *, gates: FeatureGates, kubeconfig: Path, mode: 
             probe.close()
         if time.monotonic() > deadline:
             server.stop()
-            raise AssertionError(f"dra-webhook serve not ready after 60s:\n{log.read_text()}")
+            raise AssertionError(f"dra-webhook serve not ready after 120s:\n{log.read_text()}")
         time.sleep(0.1)
     probe.close()
     return server

@@ -117,7 +117,7 @@ class _VerifiedConnection(http.client.HTTPSConnection):
 class WebhookClient:
     """A keep-alive HTTPS client for a webhook on 127.0.0.1 trusting ``ca_file``."""
 
-    def __init__(self, port: int, ca_file: str, timeout: float = 10.0, *, retry_stale: bool = True) -> None:
+    def __init__(self, port: int, ca_file: str, timeout: float = 30.0, *, retry_stale: bool = True) -> None:
         self.port = port
         self.retry_stale = retry_stale
         self.context = ssl.create_default_context(cafile=ca_file)
