@@ -90,6 +90,8 @@ def allocator_state(state: ClusterState, plan: PreviewPlan) -> ClusterState:
     if not keys:
         return state
     claims = [c for c in state.resource_claims if _claim_key(c) not in keys]
+    if len(claims) == len(state.resource_claims):
+        return state  # the same objects: the allocator's caches over them stay valid
     return dataclasses.replace(state, resource_claims=claims, warnings=list(state.warnings))
 
 
