@@ -34,11 +34,11 @@ def state_options(f: F) -> F:
     """Where cluster state comes from: --state files, or the live cluster (kubeconfig)."""
     options = [
         click.option(
-            "--state", "state_paths", multiple=True, metavar="PATH",
+            "--state", "state_paths", multiple=True, metavar="PATH", type=click.Path(allow_dash=True),
             help="Read cluster state from files instead of a live cluster: YAML/JSON, multi-document, "
             "`kind: List`, directories, or - for stdin. Repeatable.",
         ),
-        click.option("--kubeconfig", metavar="FILE", help="Path to the kubeconfig file (live cluster)."),
+        click.option("--kubeconfig", metavar="FILE", type=click.Path(dir_okay=False), help="Path to the kubeconfig file (live cluster)."),
         click.option("--context", "kube_context", metavar="NAME", help="The kubeconfig context to use."),
         click.option("--request-timeout", type=float, default=30.0, show_default=True, metavar="SECONDS",
                      help="Timeout of each request to the API server."),

@@ -52,9 +52,10 @@ Exit status: 0 all valid, 1 some object is invalid, 2 usage or input error.
 
 @click.command("validate", help=_HELP, short_help="Apply the API server's DRA rules to files offline.")
 @click.option("-f", "--filename", "filenames", multiple=True, required=True, metavar="FILE",
+              type=click.Path(allow_dash=True),
               help="Objects to check: YAML/JSON files, multi-document, `kind: List`, directories, - for stdin. "
               "Repeatable.")
-@click.option("--old", "old_paths", multiple=True, metavar="FILE",
+@click.option("--old", "old_paths", multiple=True, metavar="FILE", type=click.Path(allow_dash=True),
               help="The stored object(s) for an UPDATE. Repeatable.")
 @click.option("--operation", type=click.Choice(["CREATE", "UPDATE"], case_sensitive=False), default=None,
               help="Admission operation (default: CREATE, or UPDATE when --old is given).")
