@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Mapping
 
-from ..model.devices import SliceView, cached_slice_view
+from ..model.devices import SliceView, cached_slice_view, nanos
 from ..model.nodes import node_matches, node_name
 from .celcache import CelCache
 from .inuse import InUse, claim_key, gather_in_use
@@ -204,12 +203,12 @@ class Allocator:
         """See :meth:`SliceIndex.pools_for`."""
         return self.index.pools_for(node)
 
-    def available_counters(self, pool: Pool, in_use: InUse) -> dict[str, dict[str, Fraction]]:
-        """The pool's counters minus what allocated devices consume (may go negative)."""
+    def available_counters(self, pool: Pool, in_use: InUse) -> dict[str, dict[str, int]]:
+        """The pool's counters minus what allocated devices consume (may go negative), in 1n units."""
         key = (self.index.serial, pool.id)
         found = in_use.counters.get(key)
         if found is None:
-            found = {name: {c: q.value for c, q in counters.items()} for name, counters in pool.counter_sets.items()}
+            found = {name: {c: nanos(q) for c, q in counters.items()} for name, counters in pool.counter_sets.items()}
             for sv in pool.slices + pool.other_slices:
                 for d in sv.devices:
                     if not d.consumes or not in_use.allocated(d.id):
@@ -218,9 +217,9 @@ class Allocator:
                         per_set = found.get(cc.counter_set)
                         if per_set is None:
                             continue
-                        for name, q in cc.counters.items():
+                        for name, v in cc.values.items():
                             if name in per_set:
-                                per_set[name] -= q.value
+                                per_set[name] -= v
             in_use.counters[key] = found
         return found
 

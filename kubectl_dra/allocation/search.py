@@ -172,7 +172,8 @@ class Search:
         self.shares: dict[tuple[str, str, str], int] = {}
         self.allocating_capacity: dict[tuple[str, str, str], dict[str, Quantity]] = {}
         #: pool id -> counter set -> counter -> consumed by the current search
-        self.consumed_counters: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}
+        #: (in 1n units)
+        self.consumed_counters: dict[tuple[str, str], dict[str, dict[str, int]]] = {}
         #: pool id -> counter set -> running compatibility-group state
         self.compat: dict[tuple[str, str], dict[str, tuple[bool, bool, frozenset[str], str]]] = {}
         self.matches: dict[tuple[tuple[int, int, int], int], bool] = {}
@@ -615,8 +616,8 @@ class Search:
             for name, left in counters.items():
                 if left < used.get(name, 0):
                     if self.tracer is not None:
-                        need = sum((q.value for cc in device.consumes if cc.counter_set == set_name
-                                    for n, q in cc.counters.items() if n == name), Fraction(0))
+                        need = sum(v for cc in device.consumes if cc.counter_set == set_name
+                                   for n, v in cc.values.items() if n == name)
                         before = used.get(name, 0) - need
                         total = pool.counter_sets.get(set_name, {}).get(name)
                         fmt = total.format if total is not None else "DecimalSI"
@@ -743,6 +744,6 @@ class Search:
         self._reject(rd, device, RC.CONSTRAINT_MISMATCH, msg, {"attribute": c.attribute, "value": shown, "expected": expected, "constraint": c.kind})
 
 
-def _fmt(value: Fraction | int, fmt: str = "DecimalSI") -> str:
-    """A counter amount as a canonical quantity string in the counter's format."""
-    return str(Quantity.from_fraction(Fraction(value), fmt))
+def _fmt(value: int, fmt: str = "DecimalSI") -> str:
+    """A counter amount (in 1n units) as a canonical quantity string in the counter's format."""
+    return str(Quantity.from_fraction(Fraction(value, 1_000_000_000), fmt))

@@ -8,7 +8,6 @@ presenters and for CEL.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any, Mapping
 
 from ..errors import InputError
@@ -31,8 +30,8 @@ class CounterConsumption:
     counters: dict[str, Quantity]
     #: None when the device declares no groups (omitted, null or empty list)
     groups: frozenset[str] | None
-    #: the amounts as exact fractions (what the allocator adds up)
-    values: dict[str, Fraction] = field(default_factory=dict)
+    #: the amounts in 1n units, exact integers (what the allocator adds up)
+    values: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -109,6 +108,12 @@ def _quantity(value: Any) -> Quantity:
     return Quantity.from_json(value)
 
 
+def nanos(q: Quantity) -> int:
+    """A quantity as an exact integer count of 1n units (quantities are never finer)."""
+    v = q.value * 1_000_000_000
+    return v.numerator // v.denominator if v.denominator == 1 else -((-v.numerator) // v.denominator)
+
+
 def _int(value: Any) -> int:
     """An integer field as stored; anything unparsable counts as 0."""
     try:
@@ -152,7 +157,7 @@ def _device(raw: Mapping[str, Any], sv: SliceView) -> DeviceView:
             counter_set=c.get("counterSet") or "",
             counters=counters,
             groups=frozenset(c.get("compatibilityGroups") or ()) or None,
-            values={k: q.value for k, q in counters.items()},
+            values={k: nanos(q) for k, q in counters.items()},
         ))
     return DeviceView(
         raw=raw,
