@@ -14,9 +14,9 @@ from click.testing import CliRunner
 
 from kubectl_dra.cli.main import cli
 from tests.conftest import scenario_files
-from tests.test_conformance_allocation import LOADED, claim_targets, gates_flag, write_state
+from tests.test_conformance_allocation import claim_targets, gates_flag, loaded, write_state
 
-SCENARIOS = [LOADED[p.stem].raw for p in scenario_files("allocation")]
+SCENARIO_FILES = scenario_files("allocation")
 
 
 def _run(args: list[str]) -> tuple[int, dict[str, Any]]:
@@ -25,8 +25,9 @@ def _run(args: list[str]) -> tuple[int, dict[str, Any]]:
     return result.exit_code, json.loads(result.stdout)
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: str(s["name"]))
-def test_explanation_agrees_with_allocation(scenario: dict[str, Any], tmp_path: Path) -> None:
+@pytest.mark.parametrize("path", SCENARIO_FILES, ids=lambda p: p.stem)
+def test_explanation_agrees_with_allocation(path: Path, tmp_path: Path) -> None:
+    scenario = loaded(path).raw  # parsed per test: collection stays fast under xdist
     if scenario.get("skip"):
         pytest.skip(str(scenario["skip"]))
     name = scenario["name"]
