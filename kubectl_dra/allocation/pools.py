@@ -99,7 +99,7 @@ def _check_consumption(counter_sets: dict[str, dict[str, Quantity]], slices: Ite
                 counters = counter_sets.get(c.counter_set)
                 if counters is None:
                     return f"counter set {c.counter_set} not found"
-                for name in c.counters:
+                for name in c.names:
                     if name not in counters:
                         return f"counter {name} not found in counter set {c.counter_set}"
     return ""

@@ -8,7 +8,7 @@ presenters and for CEL.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from ..errors import InputError
 from ..quantity import Quantity, QuantityError
@@ -22,16 +22,39 @@ def device_uid(driver: str, pool: str, device: str) -> str:
     return f"{driver}/{pool}/{device}"
 
 
-@dataclass(frozen=True)
 class CounterConsumption:
-    """One consumesCounters entry: the counter set, the amounts, the compatibility groups."""
+    """One consumesCounters entry: the counter set, the amounts, the compatibility groups.
 
-    counter_set: str
-    counters: dict[str, Quantity]
-    #: None when the device declares no groups (omitted, null or empty list)
-    groups: frozenset[str] | None
-    #: the amounts in 1n units, exact integers (what the allocator adds up)
-    values: dict[str, int] = field(default_factory=dict)
+    Amounts are parsed on first use: most devices of a big cluster are never candidates.
+    """
+
+    __slots__ = ("counter_set", "raw_counters", "groups", "_counters", "_values")
+
+    def __init__(self, counter_set: str, raw_counters: Mapping[str, Any], groups: frozenset[str] | None) -> None:
+        self.counter_set = counter_set
+        self.raw_counters = raw_counters
+        #: None when the device declares no groups (omitted, null or empty list)
+        self.groups = groups
+        self._counters: dict[str, Quantity] | None = None
+        self._values: dict[str, int] | None = None
+
+    @property
+    def names(self) -> Iterable[str]:
+        """The counter names (no parsing)."""
+        return self.raw_counters.keys()
+
+    @property
+    def counters(self) -> dict[str, Quantity]:
+        if self._counters is None:
+            self._counters = _counters(self.raw_counters)
+        return self._counters
+
+    @property
+    def values(self) -> dict[str, int]:
+        """The amounts in 1n units, exact integers (what the allocator adds up)."""
+        if self._values is None:
+            self._values = {k: nanos(q) for k, q in self.counters.items()}
+        return self._values
 
 
 @dataclass(frozen=True)
@@ -53,8 +76,6 @@ class DeviceView:
     id: DeviceID
     uid: str
     attributes: Mapping[str, Any]
-    #: fully-qualified capacity name -> Capacity (driver's own entries win over implicit ones)
-    capacity: dict[str, Capacity]
     consumes: tuple[CounterConsumption, ...]
     allow_multiple: bool
     taints: tuple[Mapping[str, Any], ...]
@@ -68,8 +89,20 @@ class DeviceView:
     cel_input: Any = None
     #: whether any capacity has a request policy (no policy: the fast path in capacity checks)
     has_policies: bool = False
+    _capacity: dict[str, Capacity] | None = None
     #: CEL results for this device by (expression, result kind); they never change
     cel_results: dict[tuple[str, str], Any] = field(default_factory=dict)
+
+    @property
+    def capacity(self) -> dict[str, Capacity]:
+        """Fully-qualified capacity name -> Capacity (driver's own entries win over implicit
+        ones); parsed on first use."""
+        if self._capacity is None:
+            try:
+                self._capacity = _capacity(self.raw.get("capacity"), self.slice.driver)
+            except QuantityError as exc:
+                raise InputError(f"ResourceSlice {self.slice.name}: device {self.name}: capacity: {exc}") from None
+        return self._capacity
 
     @property
     def has_compat_groups(self) -> bool:
@@ -148,17 +181,11 @@ def _capacity(raw: Mapping[str, Any] | None, driver: str) -> dict[str, Capacity]
 
 def _device(raw: Mapping[str, Any], sv: SliceView) -> DeviceView:
     name = raw.get("name") or ""
-    capacity = _capacity(raw.get("capacity"), sv.driver)
     consumes = []
     for c in raw.get("consumesCounters") or ():
         c = c or {}
-        counters = _counters(c.get("counters"))
-        consumes.append(CounterConsumption(
-            counter_set=c.get("counterSet") or "",
-            counters=counters,
-            groups=frozenset(c.get("compatibilityGroups") or ()) or None,
-            values={k: nanos(q) for k, q in counters.items()},
-        ))
+        consumes.append(CounterConsumption(c.get("counterSet") or "", c.get("counters") or {},
+                                           frozenset(c.get("compatibilityGroups") or ()) or None))
     return DeviceView(
         raw=raw,
         slice=sv,
@@ -166,7 +193,6 @@ def _device(raw: Mapping[str, Any], sv: SliceView) -> DeviceView:
         id=(sv.driver, sv.pool, name),
         uid=device_uid(sv.driver, sv.pool, name),
         attributes=raw.get("attributes") or {},
-        capacity=capacity,
         consumes=tuple(consumes),
         allow_multiple=bool(raw.get("allowMultipleAllocations")),
         taints=tuple(raw.get("taints") or ()),
@@ -176,7 +202,7 @@ def _device(raw: Mapping[str, Any], sv: SliceView) -> DeviceView:
         node_name=raw.get("nodeName") or "",
         all_nodes=bool(raw.get("allNodes")),
         node_selector=raw.get("nodeSelector"),
-        has_policies=any(c.policy for c in capacity.values()),
+        has_policies=any((c or {}).get("requestPolicy") for c in (raw.get("capacity") or {}).values()),
     )
 
 
