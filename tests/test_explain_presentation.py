@@ -268,3 +268,14 @@ def test_pool_skipped_for_a_disabled_gate_names_the_gate(tmp_path, cli_runner):
 def test_a_really_incomplete_pool_keeps_its_reason():
     state = state_of(device_class(), node("node-1"), resource_slice("node-1", [gpu("gpu-0")], count=2), claim())
     assert by_node(explain(state))["node-1"].reason == "no usable gpu device (devices in incomplete pools)"
+
+
+def test_a_request_given_up_for_another_reads_satisfiable_on_its_own(tmp_path, cli_runner):
+    state = state_of(device_class(), node("node-1"), resource_slice("node-1", [gpu("gpu-0"), gpu("gpu-1")]),
+                     claim("holder", allocated_on=("node-1", "gpu-0")), two_request_claim())
+    doc = json.loads(run(cli_runner, tmp_path, state, "claim/pair", "-o", "json").stdout)
+    results = {r["request"]: r["result"] for r in doc["nodes"][0]["requests"]}
+    assert results == {"a": "satisfiable on its own", "b": "unsatisfied: 1 needed, 0 usable"}
+    table = run(cli_runner, tmp_path, state, "claim/pair").stdout
+    assert any(line.startswith("default/pair:a") and line.endswith("satisfiable on its own")
+               for line in table.splitlines())

@@ -939,7 +939,20 @@ def _device(d: DeviceId) -> Obj:
     return {"driver": d[0], "pool": d[1], "device": d[2]}
 
 
-def request_to_dict(req: RequestExplanation) -> Obj:
+def request_results(node: NodeExplanation) -> list[str]:
+    """Each request's RESULT on the node: a request with enough usable devices that the search
+    gave up only because another request falls short reads "satisfiable on its own"."""
+    short = [r for r in node.requests if r.shortfall() is not None]
+    out = []
+    for req in node.requests:
+        if short and req.evaluated and not req.allocated and all(req is not r for r in short):
+            out.append("satisfiable on its own")
+        else:
+            out.append(req.result_text())
+    return out
+
+
+def request_to_dict(req: RequestExplanation, result: str | None = None) -> Obj:
     return {
         "claim": {"namespace": req.claim[0], "name": req.claim[1]},
         "request": req.spec.name,
@@ -958,7 +971,7 @@ def request_to_dict(req: RequestExplanation) -> Obj:
             for code, devices in req.rejections.items()],
         "allocated": [_device(d) for d in req.allocated],
         "unsatisfied": list(req.unsatisfied),
-        "result": req.result_text(),
+        "result": result if result is not None else req.result_text(),
     }
 
 
@@ -968,7 +981,7 @@ def node_to_dict(node: NodeExplanation) -> Obj:
         out["devices"] = [_device(d) for r in node.requests for d in r.allocated]
     if node.error is not None:
         out["error"] = node.error
-    out["requests"] = [request_to_dict(r) for r in node.requests]
+    out["requests"] = [request_to_dict(r, result) for r, result in zip(node.requests, request_results(node))]
     if node.pools_skipped:
         out["poolsSkipped"] = [{"driver": d, "pool": p, "code": r.code.name, "message": r.message}
                                for d, p, r in node.pools_skipped]

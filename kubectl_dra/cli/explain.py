@@ -180,11 +180,13 @@ def node_table(node: Any, wide: bool, no_headers: bool) -> str:
     them) and says so in one line when no device of the node is in the class; ``wide`` lists all."""
     req_rows = []
     notes = []
-    for req in node.requests:
+    from ..allocation.explain import request_results
+
+    for req, result in zip(node.requests, request_results(node)):
         label = f"{req.claim[0]}/{req.claim[1]}:{req.spec.name}"
         needed = "all" if req.spec.mode == "All" else str(req.spec.count)
         req_rows.append([label, req.spec.device_class or "-", needed,
-                         req.funnel_text() if req.evaluated else "-", req.result_text()])
+                         req.funnel_text() if req.evaluated else "-", result])
         note = None if wide else req.class_note()
         if note:
             skipped = " outside the skipped pools below" if node.pools_skipped else ""
