@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -81,7 +82,15 @@ class SliceIndex:
         self.source = slices  # keeps the list (and so its id) alive
         self.partitionable = partitionable
         self.compat_groups = compat_groups
-        self.slices: list[SliceView] = [cached_slice_view(s, i) for i, s in enumerate(slices)]
+        # Building many small objects triggers the cyclic GC over and over, and each full
+        # collection walks the whole cluster state; nothing built here forms cycles.
+        gc_was_on = gc.isenabled()
+        gc.disable()
+        try:
+            self.slices: list[SliceView] = [cached_slice_view(s, i) for i, s in enumerate(slices)]
+        finally:
+            if gc_was_on:
+                gc.enable()
         #: device slices naming a node, by node; other device slices may reach any node;
         #: slices with shared counters reach every node (upstream includes them always)
         self.by_node: dict[str, list[SliceView]] = {}

@@ -26,13 +26,13 @@ class Pool:
     incomplete: bool = False
     invalid: bool = False
     invalid_reason: str = ""
-    slices: list[SliceView] = field(default_factory=list)
+    slices: list[SliceView] = field(default_factory=list, repr=False)
     #: device slices of the pool that do not reach the node (their devices still consume counters)
-    other_slices: list[SliceView] = field(default_factory=list)
-    counter_sets: dict[str, dict[str, Quantity]] = field(default_factory=dict)
+    other_slices: list[SliceView] = field(default_factory=list, repr=False)
+    counter_sets: dict[str, dict[str, Quantity]] = field(default_factory=dict, repr=False)
     has_binding_conditions: bool = False
     #: the devices of ``slices`` in search order (slice by slice)
-    devices: list[DeviceView] = field(default_factory=list)
+    devices: list[DeviceView] = field(default_factory=list, repr=False)
 
     @property
     def id(self) -> tuple[str, str]:

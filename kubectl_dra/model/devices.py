@@ -70,13 +70,13 @@ class Capacity:
 class DeviceView:
     """One device of a slice, with everything the allocator checks pre-parsed."""
 
-    raw: Mapping[str, Any]
-    slice: "SliceView"
+    raw: Mapping[str, Any] = field(repr=False)
+    slice: "SliceView" = field(repr=False)
     name: str
     id: DeviceID
     uid: str
-    attributes: Mapping[str, Any]
-    consumes: tuple[CounterConsumption, ...]
+    attributes: Mapping[str, Any] = field(repr=False)
+    consumes: tuple[CounterConsumption, ...] = field(repr=False)
     allow_multiple: bool
     taints: tuple[Mapping[str, Any], ...]
     binding_conditions: tuple[str, ...]
@@ -86,12 +86,12 @@ class DeviceView:
     all_nodes: bool
     node_selector: Mapping[str, Any] | None
     #: lazily built CEL input (one per device, shared by every expression)
-    cel_input: Any = None
+    cel_input: Any = field(default=None, repr=False)
     #: whether any capacity has a request policy (no policy: the fast path in capacity checks)
     has_policies: bool = False
-    _capacity: dict[str, Capacity] | None = None
+    _capacity: dict[str, Capacity] | None = field(default=None, repr=False)
     #: CEL results for this device by (expression, result kind); they never change
-    cel_results: dict[tuple[str, str], Any] = field(default_factory=dict)
+    cel_results: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False)
 
     @property
     def capacity(self) -> dict[str, Capacity]:
@@ -113,7 +113,7 @@ class DeviceView:
 class SliceView:
     """One ResourceSlice: pool membership, node selection, counters and devices."""
 
-    raw: Mapping[str, Any]
+    raw: Mapping[str, Any] = field(repr=False)
     index: int
     name: str
     driver: str
@@ -128,7 +128,7 @@ class SliceView:
     shared_counters: dict[str, dict[str, Quantity]]
     shared_counter_names: tuple[str, ...]
     skip_node_operations: tuple[str, ...]
-    devices: list[DeviceView] = field(default_factory=list)
+    devices: list[DeviceView] = field(default_factory=list, repr=False)
     has_binding_conditions: bool = False
     has_compat_groups: bool = False
 
