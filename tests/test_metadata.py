@@ -115,6 +115,7 @@ VIOLATIONS = [
     ("claim-name", GOOD_PATH, both_versions(claim="other", requests={"gpu": []})),
     ("claim-name", f"{BASE}/resourceclaimtemplates/gpu/gpu/gpu.example.com-metadata.json",
      both_versions(claim="pod-gpu-abc", requests={"gpu": []}, pod_claim_name="wrong")),
+    ("fields", GOOD_PATH, both_versions(claim="claim-1", requests={"gpu": [device("GPU_0")]})),
 ]
 
 
@@ -195,3 +196,19 @@ def test_compare_expected_reports_each_kind_of_difference():
     diffs = compare_expected(expected, {extra: same}, claim_directory(claim))
     assert {d.kind for d in diffs} == {"missing-file", "unexpected-file"}
     assert [d.kind for d in compare_expected(expected, {path: "broken"})] == ["undecodable"]
+
+
+def test_fields_rule_names_each_bad_value():
+    """The DeviceMetadata type's own rules: names, pools, attributes with one value, CIDR addresses."""
+    bad = device("gpu-0", pool="Pool_A")
+    bad["attributes"] = {"model": {"string": "x", "int": 1}, "bad key": {"int": 2}}
+    bad["networkData"] = {"ips": ["10.0.0.1"]}
+    violations = [v for v in check_file(GOOD_PATH, both_versions(claim="claim-1", requests={"gpu": [bad]}))[1]
+                  if v.rule == "fields"]
+    fields = [v.message.split(":")[0] for v in violations]
+    assert fields == ["requests[0].devices[0].pool", "requests[0].devices[0].attributes[bad key]",
+                      "requests[0].devices[0].attributes[model]", "requests[0].devices[0].networkData.ips[0]"]
+    too_many = device("gpu-0")
+    too_many["attributes"] = {f"a{i}": {"int": i} for i in range(33)}
+    messages = [v.message for v in check_file(GOOD_PATH, both_versions(claim="claim-1", requests={"gpu": [too_many]}))[1]]
+    assert messages == ["requests[0].devices[0].attributes: Too many: 33: must have at most 32 items"]

@@ -12,6 +12,7 @@ import click
 from ..errors import MetadataError, UsageError
 from ..metadata import (
     CONTAINER_DIR,
+    FILE_SUFFIX,
     DecodedStream,
     claim_directory,
     compare_expected,
@@ -128,7 +129,7 @@ def metadata(pod: str | None, container: str | None, directory: str | None, file
     if expected_claim:
         sys.exit(_run_expected(files, expected_claim, namespace, output, state_paths, kubeconfig, kube_context,
                                request_timeout))
-    sys.exit(_run_show(files, output, no_headers))
+    sys.exit(_run_show(files, output, no_headers, named=bool(filenames)))
 
 
 def _decode_all(files: list[MetadataFile]) -> tuple[list[tuple[MetadataFile, DecodedStream]], list[str]]:
@@ -141,7 +142,14 @@ def _decode_all(files: list[MetadataFile]) -> tuple[list[tuple[MetadataFile, Dec
     return good, errors
 
 
-def _run_show(files: list[MetadataFile], output: str, no_headers: bool) -> int:
+def _run_show(files: list[MetadataFile], output: str, no_headers: bool, named: bool = False) -> int:
+    """The devices of every file (files found in a directory or container that are not
+    ``*-metadata.json`` are skipped with a warning, as consumers skip them; ``named`` -f files are not)."""
+    metadata_files = [f for f in files if named or posixpath.basename(f.path).endswith(FILE_SUFFIX)]
+    for f in files:
+        if f not in metadata_files:  # consumers glob *-metadata.json; --check reports such files
+            click.echo(f"warning: skipped {f.path}: not a <driver>{FILE_SUFFIX} file", err=True)
+    files = metadata_files
     good, errors = _decode_all(files)
     if output in ("json", "yaml"):
         doc = {

@@ -31,7 +31,12 @@ RULES: dict[str, str] = {
     "generation": "metadata.generation is set and positive",
     "request-name": "request names are the directory's request or <request>/<subrequest>",
     "claim-name": "metadata.name (claims) or podClaimName (templates) matches the directory",
+    "fields": "field values follow the API's rules (names, pools, ≤32 attributes with one value each, "
+    "network data)",
 }
+
+#: at most this many attributes per device (the API type's maxProperties)
+MAX_ATTRIBUTES = 32
 
 
 @dataclass(frozen=True)
@@ -116,6 +121,44 @@ def _content_violations(path: str, obj: dict[str, Any], location: Any) -> list[V
     return out
 
 
+def _field_violations(path: str, obj: dict[str, Any]) -> list[Violation]:
+    """The declarative rules of the DeviceMetadata type (v1beta1), with the API server's own
+    checks for the shared parts (driver, pool and device names, attributes, network data)."""
+    from ..validation import common
+    from ..validation.field import Path, required, too_many
+    from ..validation.resourceclaim import _validate_network_data
+    from ..validation.resourceslice import _validate_attribute
+
+    errors = []
+    pcn = obj.get("podClaimName")
+    if pcn is not None:
+        errors += common.validate_dns_label(pcn, Path.root("podClaimName"))
+    for i, req in enumerate(requests_of(obj)):
+        rpath = Path.root("requests").index(i)
+        if not req.get("name"):
+            errors.append(required(rpath.child("name"), ""))
+        for j, dev in enumerate(req.get("devices") or []):
+            if not isinstance(dev, dict):
+                continue
+            dpath = rpath.child("devices").index(j)
+            errors += common.validate_driver_name(dev.get("driver"), dpath.child("driver"))
+            errors += common.validate_pool_name(dev.get("pool"), dpath.child("pool"))
+            if not dev.get("name"):
+                errors.append(required(dpath.child("name"), ""))
+            else:
+                errors += common.validate_device_name(dev.get("name"), dpath.child("name"))
+            attrs = dev.get("attributes") or {}
+            if len(attrs) > MAX_ATTRIBUTES:
+                errors.append(too_many(dpath.child("attributes"), len(attrs), MAX_ATTRIBUTES))
+            for key, attr in sorted(attrs.items()):
+                apath = dpath.child("attributes").key(str(key))
+                errors += common.validate_qualified_name(key, apath)
+                errors += _validate_attribute(attr, apath)
+            if isinstance(dev.get("networkData"), dict):
+                errors += _validate_network_data(dev["networkData"], dpath.child("networkData"))
+    return [Violation(path, "fields", str(e), "write values the DeviceMetadata API accepts; consumers may reject others") for e in errors]
+
+
 def check_file(path: str, text: str) -> tuple[DecodedStream | None, list[Violation]]:
     """Decode one file and list every protocol violation in it."""
     location = parse_location(path)
@@ -134,4 +177,5 @@ def check_file(path: str, text: str) -> tuple[DecodedStream | None, list[Violati
         return None, violations
     violations.extend(_stream_violations(path, decoded))
     violations.extend(_content_violations(path, decoded.object, location))
+    violations.extend(_field_violations(path, decoded.object))
     return decoded, violations

@@ -49,10 +49,15 @@ def read_files(paths: list[str]) -> list[MetadataFile]:
 
 
 def _read_text(path: Path) -> str:
+    """The file's text; unreadable or non-UTF-8 files are an :class:`InputError` naming them."""
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read: {exc}") from None
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not a JSON text file (invalid UTF-8 at byte {exc.start})") from None
 
 
 @dataclass(frozen=True)

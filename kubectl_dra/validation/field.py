@@ -100,7 +100,8 @@ class FieldError:
 
     def __str__(self) -> str:
         desc = DESCRIPTIONS.get(self.type, self.type)
-        if self.type in (REQUIRED, FORBIDDEN, TOO_MANY, INTERNAL) or self.value is _OMIT:
+        omitted = self.type == TOO_MANY and not (isinstance(self.value, int) and self.value >= 0)
+        if self.type in (REQUIRED, FORBIDDEN, TOO_LONG, INTERNAL) or self.value is _OMIT or omitted:
             detail = f"{desc}" + (f": {self.message}" if self.message else "")
         else:
             detail = f"{desc}: {_render_value(self.value)}" + (f": {self.message}" if self.message else "")
