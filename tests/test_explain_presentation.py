@@ -279,3 +279,20 @@ def test_a_request_given_up_for_another_reads_satisfiable_on_its_own(tmp_path, c
     table = run(cli_runner, tmp_path, state, "claim/pair").stdout
     assert any(line.startswith("default/pair:a") and line.endswith("satisfiable on its own")
                for line in table.splitlines())
+
+
+def test_class_note_when_earlier_stages_took_devices_of_the_class(tmp_path, cli_runner):
+    """Partitionable GPUs with the gate off fall out before the class stage: they may be GPUs."""
+    mig = gpu("gpu-0", consumesCounters=[{"counterSet": "gpu-0", "counters": {"memory": {"value": "40Gi"}}}])
+    counters = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "c"},
+                "spec": {"driver": DRIVER, "nodeName": "node-1",
+                         "pool": {"name": "node-1", "generation": 1, "resourceSliceCount": 2},
+                         "sharedCounters": [{"name": "gpu-0", "counters": {"memory": {"value": "80Gi"}}}]}}
+    state = state_of(device_class(), node("node-1"), counters, resource_slice("node-1", [mig], count=2),
+                     nic_slice("node-1", "nic-0"), claim("train"))
+    out = run(cli_runner, tmp_path, state, "claim/train", "--feature-gates", "DRAPartitionableDevices=false").stdout
+    assert "default/train:gpu: no device on this node matches" not in out
+    assert f"default/train:gpu: the other devices on this node are not of class gpu (1 device of {NIC})" in out
+    rows = [line.split()[:3] for line in out.splitlines()]
+    assert [f"{DRIVER}/node-1/gpu-0", "default/train:gpu", "GATE_DISABLED"] in rows
+    assert "Node node-1: Unschedulable: feature gate DRAPartitionableDevices disabled" in out

@@ -470,6 +470,9 @@ class RequestExplanation:
         parts = [f"{n} {'device' if n == 1 else 'devices'} of {driver}" if i == 0 else f"{n} of {driver}"
                  for i, (driver, n) in enumerate(ranked)]
         cls = self.spec.device_class or "of the request"
+        if any(STAGE_INDEX[c] < STAGE_INDEX[C.NOT_IN_CLASS] for c in self.rejections):
+            # devices that fell out earlier (pool, node, gate) may be of the class
+            return f"the other devices on this node are not of class {cls} ({', '.join(parts)})"
         return f"no device on this node matches class {cls} ({', '.join(parts)})"
 
     def funnel_text(self) -> str:
