@@ -8,7 +8,8 @@ Contract used by ``preview --explain`` (kubectl_dra/cli/preview.py)::
 ``state`` is the ClusterState, ``gates`` the FeatureGates, ``plan`` the
 :class:`kubectl_dra.preview.PreviewPlan` from target resolution, ``nodes`` the node names
 asked for with ``--node`` (None: every candidate node), ``output`` one of
-table|wide|json|yaml, ``target`` the label of the summary line (e.g. ``pod/default/p``).
+table|wide|json|yaml, ``target`` the summary line's subject only when the plan has neither pods
+nor claims (the summary otherwise names them: ``pod ns/p``, ``ResourceClaim ns/c``, ``claims …``).
 Returns (text for stdout, exit code: 0 some node fits, 1 none, 2 every node errs).
 """
 
@@ -178,10 +179,10 @@ def node_table(node: Any, wide: bool, no_headers: bool) -> str:
 
     The default view leaves out devices that are not in the request's class (the funnel counts
     them) and says so in one line when no device of the node is in the class; ``wide`` lists all."""
-    req_rows = []
-    notes = []
     from ..allocation.explain import request_results
 
+    req_rows = []
+    notes = []
     for req, result in zip(node.requests, request_results(node)):
         label = f"{req.claim[0]}/{req.claim[1]}:{req.spec.name}"
         needed = "all" if req.spec.mode == "All" else str(req.spec.count)
