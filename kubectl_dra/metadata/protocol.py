@@ -145,6 +145,8 @@ def decode_stream(text: str, origin: str = "<stream>") -> DecodedStream:
             skipped.append(api_version)
             continue
         kind = value.get("kind")
+        if not kind:
+            raise MetadataError(f"{origin}: decode {api_version}: Object 'Kind' is missing")
         if kind != KIND:
             raise MetadataError(f"{origin}: decode {api_version}: no kind {kind!r} is registered for version {api_version!r}")
         problems = schema_problems(value)

@@ -32,8 +32,8 @@ def _parse_text(text: str, origin: str) -> Iterator[Any]:
             return
         except json.JSONDecodeError as exc:
             json_error = exc  # YAML flow style can also start with { or [
-    try:
-        yield from yaml.load_all(text, Loader=_Loader)
+    try:  # the whole file first: a syntax error later in it must not be hidden by objects before it
+        documents = list(yaml.load_all(text, Loader=_Loader))
     except yaml.YAMLError as exc:
         if json_error is not None and origin.endswith(".json"):
             raise InputError(
@@ -45,6 +45,7 @@ def _parse_text(text: str, origin: str) -> Iterator[Any]:
         hint = "; indent with spaces, not tabs" if "\t" in text and "cannot start any token" in problem else ""
         kind = "JSON or YAML" if json_error is not None else "YAML"
         raise InputError(f"{origin}:{where} malformed {kind}: {problem}{hint}") from None
+    yield from documents
 
 
 def _type_name(value: Any) -> str:
