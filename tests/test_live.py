@@ -341,7 +341,7 @@ def test_explain_reads_the_live_cluster_once(server, kubeconfig, cli_runner):
     result = cli_runner.invoke(cli, ["explain", "wants-tpu", "--kubeconfig", kubeconfig, "-o", "yaml"])
     assert result.exit_code == 1, result.output
     doc = yaml.safe_load(result.stdout)
-    assert doc["summary"] == ("wants-tpu: 0/5 nodes fit: 5 no tpu device "
+    assert doc["summary"] == ("ResourceClaim team-a/wants-tpu: 0/5 nodes fit: 5 no tpu device "
                               "(no device of class tpu exists in the cluster)")  # namespace from the kubeconfig
     first_pages = [r.path for r in server.requests if r.path.endswith("s") and "continue" not in r.query]
     assert len(first_pages) == len(set(first_pages))
