@@ -97,8 +97,8 @@ class Decision:
             "allowed": self.allowed,
             "errors": [e.to_dict() for e in self.errors],
             "warnings": list(self.warnings),
-            "patch": copy.deepcopy(self.patch),
-            "object": copy.deepcopy(self.object),
+            "patch": _json_copy(self.patch),
+            "object": _json_copy(self.object),
         }
 
     def status_message(self) -> str:
@@ -135,7 +135,7 @@ def review(
     operation = operation.upper()
     if operation not in OPERATIONS:
         raise ValueError(f"operation must be one of {', '.join(OPERATIONS)}, not {operation!r}")
-    submitted = copy.deepcopy(obj)
+    submitted = _json_copy(obj)
     kind = submitted.get("kind") if isinstance(submitted.get("kind"), str) else ""
     meta = submitted.get("metadata") if isinstance(submitted.get("metadata"), dict) else {}
     if kind in NAMESPACED_KINDS and namespace and not meta.get("namespace") and (
@@ -152,7 +152,7 @@ def review(
 
     if operation == "UPDATE" and old is None:
         raise ValueError("an UPDATE needs the stored (old) object")
-    old_obj = copy.deepcopy(old) if operation == "UPDATE" else None
+    old_obj = _json_copy(old) if operation == "UPDATE" else None
 
     # decoding: a value of the wrong type ends the request before any admission step
     decode = decode_errors(submitted, kind)
@@ -167,7 +167,7 @@ def review(
     validate = getattr(module, validate_name)
 
     warnings: list[str] = []
-    prepared = prepare(copy.deepcopy(submitted), old_obj, gates)
+    prepared = prepare(_json_copy(submitted), old_obj, gates)
     if isinstance(prepared, tuple):  # (object, warnings) from handlers that explain what they dropped
         prepared, extra = prepared
         warnings.extend(extra)
@@ -181,6 +181,16 @@ def review(
 
     patch = jsonpatch.make_patch(submitted, prepared).patch
     return Decision(kind, name, ns, operation, not errors, errors, warnings, patch, prepared)
+
+
+def _json_copy(value: Any) -> Any:
+    """A deep copy of decoded JSON/YAML (dicts, lists, scalars), several times faster than
+    :func:`copy.deepcopy` on the large objects a file of slices holds."""
+    if isinstance(value, dict):
+        return {k: _json_copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_copy(v) for v in value]
+    return value
 
 
 def _unique(errors: list[FieldError]) -> list[FieldError]:

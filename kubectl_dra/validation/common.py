@@ -415,10 +415,20 @@ def _shaped(shape: Any) -> Callable[[Callable[..., list[FieldError]]], Callable[
     """
 
     def wrap(fn: Callable[..., list[FieldError]]) -> Callable[..., list[FieldError]]:
+        if shape is str:  # the hot path: names of every device in every slice
+
+            @functools.wraps(fn)
+            def guarded_str(value: Any, path: Path, *args: Any, **kwargs: Any) -> list[FieldError]:
+                if type(value) is str:
+                    return fn(value, path, *args, **kwargs)
+                if value is None:
+                    return fn("", path, *args, **kwargs)
+                return [_type_error(path, value, "a string")]
+
+            return guarded_str
+
         @functools.wraps(fn)
         def guarded(value: Any, path: Path, *args: Any, **kwargs: Any) -> list[FieldError]:
-            if value is None and shape is str:
-                value = ""
             errs = check_shape(value, shape, path)
             return errs if errs else fn(value, path, *args, **kwargs)
 
