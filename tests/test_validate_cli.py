@@ -179,3 +179,9 @@ def test_old_without_a_match_names_what_it_holds(tmp_path: Path) -> None:
     assert result.stderr.strip() == ("error: ResourceClaim/b in namespace default: no stored object of that kind "
                                      "and name in --old (it holds ResourceClaim/a (namespace default), "
                                      "ResourceClaim/z (namespace default))")
+
+
+def test_stdin_can_be_read_only_once(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["validate", "-f", "-", "--old", "-"], input=yaml.safe_dump(claim("a")))
+    assert result.exit_code == 2
+    assert "stdin (-) can be read only once" in result.stderr

@@ -88,6 +88,8 @@ def _run(filenames: Sequence[str], old_paths: Sequence[str], operation: str | No
     """Decide on every object; print the decisions; return the exit status."""
     from ..validation.admission import review
 
+    if list(filenames).count("-") + list(old_paths).count("-") > 1:
+        raise UsageError("stdin (-) can be read only once: give the other objects as files")
     gates = resolve_gates(feature_gates, kubernetes_version)
     labels = parse_labels(namespace_labels)
     op = (operation or ("UPDATE" if old_paths else "CREATE")).upper()

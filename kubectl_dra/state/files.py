@@ -123,6 +123,8 @@ def _expand_paths(paths: Iterable[str]) -> Iterator[str]:
 
 def _read(path: str) -> str:
     if path == "-":
+        if sys.stdin.isatty():  # not a hang: say what we wait for
+            sys.stderr.write("reading objects from stdin (end with Ctrl-D)...\n")
         return sys.stdin.read()
     try:
         data = Path(path).read_bytes()
