@@ -127,7 +127,8 @@ def test_expected_claim_not_found_is_exit_2(cli_runner, tree, tmp_path):
     assert "error: ResourceClaim 'nope' not found in namespace 'default'" in result.output
 
 
-@pytest.mark.parametrize("args", [[], ["pod-1", "--dir", "x"], ["--dir", "x", "-c", "main"]])
+@pytest.mark.parametrize("args", [[], ["pod-1", "--dir", "x"], ["--dir", "x", "-c", "main"],
+                                  ["--dir", "x", "--check", "--expected", "c"]])
 def test_source_usage_errors_exit_2(args):
     proc = subprocess.run([sys.executable, "-m", "kubectl_dra", "metadata", *args], capture_output=True, text=True)
     assert proc.returncode == 2
@@ -205,3 +206,21 @@ def test_plugin_discovery_through_real_kubectl(tree):
                           text=True, env=env)
     assert proc.returncode == 0, proc.stderr
     assert "3 files checked, 0 violation(s)" in proc.stdout + proc.stderr
+
+
+def test_directory_skips_files_consumers_do_not_read_but_check_reports_them(cli_runner, tree):
+    (tree / RC / "train" / "gpu" / "README.txt").write_text("notes")
+    shown = cli_runner.invoke(cli, ["metadata", "--dir", str(tree)])
+    assert shown.exit_code == 0
+    assert "warning: skipped " in shown.stderr and "README.txt: not a <driver>-metadata.json file" in shown.stderr
+    checked = cli_runner.invoke(cli, ["metadata", "--dir", str(tree), "--check"])
+    assert checked.exit_code == 1
+    assert "README.txt: file-name: " in checked.stdout
+
+
+def test_binary_file_is_named(cli_runner, tmp_path):
+    path = tmp_path / "gpu.example.com-metadata.json"
+    path.write_bytes(b"\xff\xfe\x00")
+    result = cli_runner.invoke(cli, ["metadata", "-f", str(path)])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == f"error: {path}: not a JSON text file (invalid UTF-8 at byte 0)"

@@ -123,6 +123,8 @@ def metadata(pod: str | None, container: str | None, directory: str | None, file
 
     Exit codes: 0 fine; 1 violations, differences or undecodable files; 2 usage or access error.
     """
+    if check and expected_claim:
+        raise UsageError("--check and --expected are separate reports: run them one at a time")
     files = _read(pod, container, directory, filenames, namespace, kube_context, kubeconfig)
     if check:
         sys.exit(_run_check(files, output))
