@@ -47,7 +47,7 @@ def state(tmp_path: Path) -> str:
 def test_subcommands_and_their_descriptions() -> None:
     candidates, directive = complete([], "")
     assert [c.value for c in candidates] == ["explain", "metadata", "preview", "usage", "validate"]
-    assert all(c.help for c in candidates)
+    assert candidates[-1].help == "Apply the API server's DRA rules to files offline."  # as in --help
     assert directive == DIRECTIVE_NO_FILE_COMP
     assert values([], "va") == (["validate"], DIRECTIVE_NO_FILE_COMP)
 

@@ -52,7 +52,7 @@ class Candidate:
 
 def complete(args: Sequence[str], incomplete: str) -> tuple[list[Candidate], int]:
     """Candidates and the cobra directive for ``kubectl dra ARGS… INCOMPLETE``."""
-    from .main import cli
+    from .main import COMMANDS, cli
 
     args = list(args)
     try:
@@ -65,6 +65,9 @@ def complete(args: Sequence[str], incomplete: str) -> tuple[list[Candidate], int
                   if item.type not in ("file", "dir")]
     if isinstance(obj, click.Parameter):
         return _complete_parameter(ctx, obj, word, candidates, items)
+    if obj is cli:  # subcommands: the one-liners of `kubectl dra --help`, not click's truncated ones
+        candidates = [Candidate(c.value, COMMANDS[c.value][2] if c.value in COMMANDS else c.help)
+                      for c in candidates]
     return candidates, DIRECTIVE_NO_FILE_COMP
 
 
