@@ -9,7 +9,7 @@ import click
 
 from ..errors import DraError, InputError, UsageError
 from ..state import load_documents
-from .common import dump, gate_options, resolve_gates, warn
+from .common import dump, gate_options, resolve_gates, stderr_is_terminal, warn
 
 _HELP = """Apply the API server's DRA admission rules to objects in files, offline.
 
@@ -83,6 +83,10 @@ def validate(ctx: click.Context, filenames: Sequence[str], old_paths: Sequence[s
     ctx.exit(code)
 
 
+#: show progress on a terminal's stderr from this many objects on
+_PROGRESS_MIN = 500
+
+
 def _run(filenames: Sequence[str], old_paths: Sequence[str], operation: str | None, subresource: str | None,
          namespace_labels: str | None, namespace: str | None, feature_gates: str | None, kubernetes_version: str | None, output: str) -> int:
     """Decide on every object; print the decisions; return the exit status."""
@@ -105,11 +109,13 @@ def _run(filenames: Sequence[str], old_paths: Sequence[str], operation: str | No
     default_ns = namespace or "default"
     pairs = _pair(objects, olds, default_ns) if op == "UPDATE" else [(o, None) for o in objects]
 
-    decisions = [
-        review(obj, operation=op, old=old, namespace_labels=labels, gates=gates, namespace=default_ns,
-               subresource=subresource)
-        for obj, old in pairs
-    ]
+    show_progress = len(pairs) >= _PROGRESS_MIN and stderr_is_terminal()
+    decisions = []
+    for i, (obj, old) in enumerate(pairs, 1):
+        decisions.append(review(obj, operation=op, old=old, namespace_labels=labels, gates=gates,
+                                namespace=default_ns, subresource=subresource))
+        if show_progress and (i % 100 == 0 or i == len(pairs)):
+            click.echo(f"\rvalidated {i}/{len(pairs)} objects", err=True, nl=i == len(pairs))
     for d in decisions:
         for w in d.warnings:
             warn(f"{d.kind}/{d.name}: {w}")
