@@ -172,3 +172,11 @@ def test_real_entry_point_broken_pipe_and_bad_input() -> None:
     bad = subprocess.run([script, "validate", "-f", "/nonexistent/x.yaml"], capture_output=True, text=True,
                          timeout=120)
     assert bad.returncode == 2 and bad.stderr == "error: /nonexistent/x.yaml: no such file or directory\n"
+
+
+@pytest.mark.slow
+def test_binary_stdin_is_an_input_error() -> None:
+    out = subprocess.run([str(BIN / "kubectl-dra"), "validate", "-f", "-"], input=b"\x89PNG\xff\xfe",
+                         capture_output=True, timeout=120)
+    assert out.returncode == 2
+    assert out.stderr == b"error: <stdin>: not a YAML or JSON text file (invalid UTF-8 at byte 1)\n"

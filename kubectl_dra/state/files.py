@@ -125,15 +125,23 @@ def _read(path: str) -> str:
     if path == "-":
         if sys.stdin.isatty():  # not a hang: say what we wait for
             sys.stderr.write("reading objects from stdin (end with Ctrl-D)...\n")
-        return sys.stdin.read()
+        buffer = getattr(sys.stdin, "buffer", None)
+        if buffer is None:  # a text-only stand-in (tests)
+            return sys.stdin.read()
+        return _decode(buffer.read(), "<stdin>")
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    return _decode(data, path)
+
+
+def _decode(data: bytes, origin: str) -> str:
+    """UTF-8 text (a byte-order mark is dropped); anything else is not a manifest."""
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not a YAML or JSON text file (invalid UTF-8 at byte {exc.start})") from None
+        raise InputError(f"{origin}: not a YAML or JSON text file (invalid UTF-8 at byte {exc.start})") from None
 
 
 def _load(paths: Iterable[str]) -> Iterator[tuple[str, Obj]]:
