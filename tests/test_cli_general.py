@@ -179,4 +179,4 @@ def test_binary_stdin_is_an_input_error() -> None:
     out = subprocess.run([str(BIN / "kubectl-dra"), "validate", "-f", "-"], input=b"\x89PNG\xff\xfe",
                          capture_output=True, timeout=120)
     assert out.returncode == 2
-    assert out.stderr == b"error: <stdin>: not a YAML or JSON text file (invalid UTF-8 at byte 1)\n"
+    assert out.stderr == b"error: <stdin>: not a YAML or JSON text file (invalid UTF-8 at byte 0)\n"
