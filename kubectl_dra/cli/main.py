@@ -83,8 +83,14 @@ def cli() -> None:
       kubectl dra explain pod/trainer-0               # why is my pod Pending?
       kubectl dra usage                               # what is free?
       kubectl dra validate -f slices.yaml             # is my driver's output valid?
+      kubectl dra metadata trainer-0 --check          # is the device metadata in my pod right?
 
-    Exit codes: 0 success; 1 does not fit / invalid; 2 usage, input or access error.
+    Output: -o table (default), wide, json or yaml (json/yaml are stable documents
+    for scripts); --no-headers drops table headers. Run a command with -h for its
+    options and examples.
+
+    Exit codes: 0 success; 1 does not fit / invalid; 2 usage, input or access error;
+    70 internal error (a bug: KUBECTL_DRA_DEBUG=1 shows the traceback to report).
 
     \b
     Shell completion (bash; zsh and fish likewise with zsh_source/fish_source):
