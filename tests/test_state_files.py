@@ -112,3 +112,10 @@ def test_other_kinds_in_state_are_ignored_with_a_warning(tmp_path: Path) -> None
     state = load_state([path])
     assert [o["metadata"]["name"] for o in state.resource_claims] == ["c"]
     assert state.warnings == ["ignored ConfigMap m: kind not used by kubectl-dra"]
+
+
+def test_other_kinds_with_odd_metadata_are_still_only_ignored(tmp_path: Path) -> None:
+    path = put(tmp_path, "s.yaml", "kind: ConfigMap\nmetadata: [1]\n---\n" + yaml.safe_dump(CLAIM))
+    state = load_state([path])
+    assert state.warnings == ["ignored ConfigMap ?: kind not used by kubectl-dra"]
+    assert len(state.resource_claims) == 1

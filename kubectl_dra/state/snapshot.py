@@ -43,13 +43,17 @@ KIND_ALIASES: dict[str, str] = {
 
 def object_key(obj: Obj) -> tuple[str, str]:
     """(namespace, name) of an object; namespace is "" for cluster-scoped kinds."""
-    meta = obj.get("metadata") or {}
-    return (meta.get("namespace") or "", meta.get("name") or "")
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        return ("", "")
+    ns, name = meta.get("namespace"), meta.get("name")
+    return (ns if isinstance(ns, str) else "", name if isinstance(name, str) else "")
 
 
 def describe(obj: Obj) -> str:
     """``Kind ns/name`` (or ``Kind name``) for messages."""
     ns, name = object_key(obj)
+    name = name or "?"
     kind = obj.get("kind", "object")
     return f"{kind} {ns}/{name}" if ns else f"{kind} {name}"
 
@@ -111,4 +115,5 @@ class ClusterState:
     def namespace_labels(self, namespace: str) -> dict[str, str]:
         """Labels of a Namespace object in the state (empty when it is not there)."""
         ns = self.find("Namespace", namespace)
-        return dict(((ns or {}).get("metadata") or {}).get("labels") or {})
+        labels = ((ns or {}).get("metadata") or {}).get("labels")
+        return {str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {}
