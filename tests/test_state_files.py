@@ -119,3 +119,24 @@ def test_other_kinds_with_odd_metadata_are_still_only_ignored(tmp_path: Path) ->
     state = load_state([path])
     assert state.warnings == ["ignored ConfigMap ?: kind not used by kubectl-dra"]
     assert len(state.resource_claims) == 1
+
+
+@pytest.mark.parametrize(
+    ("obj", "expected"),
+    [
+        ({"kind": "ResourceSlice", "metadata": {"name": "s"},
+          "spec": {"driver": "d", "pool": {"name": "p", "generation": "one", "resourceSliceCount": 1}}},
+         'ResourceSlice/s: spec.pool.generation: Invalid value: "one": must be an integer, not string'),
+        ({"kind": "DeviceClass", "metadata": {"name": "gpu"}, "spec": {"selectors": 5}},
+         "DeviceClass/gpu: spec.selectors: Invalid value: 5: must be an array, not integer"),
+        ({"kind": "ResourceClaim", "metadata": {"name": "c", "namespace": "default"},
+          "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "g", "count": "two"}}]}}},
+         'ResourceClaim/c: spec.devices.requests[0].exactly.count: Invalid value: "two": must be an integer'),
+    ],
+)
+def test_state_values_of_the_wrong_type_are_named(tmp_path: Path, obj: dict, expected: str) -> None:
+    """The API server never stores such objects; the allocator must not meet them either."""
+    path = put(tmp_path, "s.yaml", yaml.safe_dump({"apiVersion": "resource.k8s.io/v1", **obj}))
+    with pytest.raises(InputError) as info:
+        load_state([path])
+    assert str(info.value).startswith(f"{path}: {expected}")

@@ -171,12 +171,28 @@ def load_state(paths: Iterable[str]) -> ClusterState:
         count += 1
         if obj.get("kind") in KINDS:
             _check_identity(obj, origin)
+            _check_types(obj, origin)
         state.add(obj)
     if count == 0:
         shown = ", ".join("<stdin>" if p == "-" else p for p in paths)
         raise InputError(f"{shown}: no objects found (expected a dump such as "
                          "`kubectl get nodes,deviceclasses,resourceslices,resourceclaims -A -o yaml`)")
     return state
+
+
+def _check_types(obj: Obj, origin: str) -> None:
+    """Values of the wrong JSON type (a string count, a number where a list belongs) are an
+    :class:`InputError` naming the field, as the API server would never have stored them; the
+    allocator and the other consumers of the state can then trust the types."""
+    from ..validation.admission import SUPPORTED_KINDS, decode_errors
+
+    kind = obj["kind"]
+    if kind not in SUPPORTED_KINDS:
+        return
+    errors = decode_errors(obj, kind)
+    if errors:
+        more = f" (and {len(errors) - 1} more type errors)" if len(errors) > 1 else ""
+        raise InputError(f"{origin}: {kind}/{_name_of(obj)}: {errors[0]}{more}")
 
 
 def _check_identity(obj: Obj, origin: str) -> None:
