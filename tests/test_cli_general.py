@@ -180,3 +180,27 @@ def test_binary_stdin_is_an_input_error() -> None:
                          capture_output=True, timeout=120)
     assert out.returncode == 2
     assert out.stderr == b"error: <stdin>: not a YAML or JSON text file (invalid UTF-8 at byte 0)\n"
+
+
+def test_malformed_kubeconfig_and_timeouts_are_usage_errors(capsys, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    kubeconfig = put(tmp_path, "kc", "garbage: [")
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    code, out, err = run(capsys, "usage", "--kubeconfig", kubeconfig)
+    assert code == 2 and out == ""
+    assert err.strip() == f"error: {kubeconfig}: line 1, column 11: malformed YAML: expected the node content, " \
+                          "but found '<stream end>'"
+    code, _, err = run(capsys, "usage", "--state", DEMO, "--request-timeout", "0")
+    assert code == 2 and "'--request-timeout': 0.0 is not in the range x>0" in err
+
+
+def test_internal_error_messages_stay_on_one_line(capsys, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kubectl_dra.cli import common
+
+    def boom(*_: object) -> None:
+        raise RuntimeError("first\nsecond")
+
+    monkeypatch.setattr(common, "load_state", boom)
+    monkeypatch.delenv("KUBECTL_DRA_DEBUG", raising=False)
+    code, _, err = run(capsys, "usage", "--state", DEMO)
+    assert code == 70 and err.count("\n") == 1 and "RuntimeError: first second" in err

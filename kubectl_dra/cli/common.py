@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterable, Sequence, TypeVar
 import click
 import yaml
 
-from ..errors import FeatureGateError, UsageError
+from ..errors import ClusterAccessError, FeatureGateError, UsageError
 from ..state import ClusterState, load_state
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -40,7 +40,7 @@ def state_options(f: F) -> F:
         ),
         click.option("--kubeconfig", metavar="FILE", type=click.Path(dir_okay=False), help="Path to the kubeconfig file (live cluster)."),
         click.option("--context", "kube_context", metavar="NAME", help="The kubeconfig context to use."),
-        click.option("--request-timeout", type=float, default=30.0, show_default=True, metavar="SECONDS",
+        click.option("--request-timeout", type=click.FloatRange(min=0, min_open=True), default=30.0, show_default=True, metavar="SECONDS",
                      help="Timeout of each request to the API server."),
     ]
     for option in reversed(options):
@@ -99,7 +99,14 @@ def load_cluster(state_paths: Iterable[str], kubeconfig: str | None = None, kube
     else:
         from ..state.live import load_live_state  # imports the kubernetes client only when needed
 
-        state = load_live_state(kubeconfig=kubeconfig, context=kube_context, timeout=request_timeout)
+        try:
+            state = load_live_state(kubeconfig=kubeconfig, context=kube_context, timeout=request_timeout)
+        except yaml.YAMLError as exc:  # a kubeconfig that is not YAML: the user's file, not our bug
+            mark = getattr(exc, "problem_mark", None)
+            where = f" line {mark.line + 1}, column {mark.column + 1}:" if mark else ""
+            name = kubeconfig or getattr(mark, "name", None) or "the kubeconfig"
+            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+            raise ClusterAccessError(f"{name}:{where} malformed YAML: {problem}") from None
     for warning in state.warnings:
         warn(warning)
     return state

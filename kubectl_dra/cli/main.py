@@ -124,8 +124,9 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:  # a bug: still one line, unless debugging was asked for
         if os.environ.get("KUBECTL_DRA_DEBUG"):
             raise
+        detail = " ".join(str(exc).split())  # one line, whatever the exception's message looks like
         click.echo(
-            f"internal error: {type(exc).__name__}: {exc} "
+            f"internal error: {type(exc).__name__}: {detail} "
             "(set KUBECTL_DRA_DEBUG=1 for a traceback and please report it)",
             err=True,
         )
