@@ -140,3 +140,14 @@ def test_state_values_of_the_wrong_type_are_named(tmp_path: Path, obj: dict, exp
     with pytest.raises(InputError) as info:
         load_state([path])
     assert str(info.value).startswith(f"{path}: {expected}")
+
+
+def test_duplicate_keys_are_errors_not_a_silent_last_wins(tmp_path: Path) -> None:
+    yaml_path = put(tmp_path, "dup.yaml", "kind: ResourceClaim\nmetadata: {name: x}\nspec:\n  count: 1\n  count: 5\n")
+    with pytest.raises(InputError, match=r"dup.yaml: line 5, column 3: duplicate key 'count'"):
+        load_documents([yaml_path])
+    json_path = put(tmp_path, "dup.json", '{"kind": "ResourceClaim", "metadata": {"name": "x", "name": "y"}}')
+    with pytest.raises(InputError, match=r"dup.json: duplicate key 'name' in an object"):
+        load_documents([json_path])
+    merged = put(tmp_path, "merge.yaml", "base: &b {a: 1}\nkind: X\nmetadata: {name: m}\nother:\n  <<: *b\n  c: 2\n")
+    assert load_documents([merged])[0]["other"] == {"a": 1, "c": 2}

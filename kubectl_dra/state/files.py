@@ -17,9 +17,45 @@ from .snapshot import KINDS, ClusterState, Obj
 _SUFFIXES = (".yaml", ".yml", ".json")
 
 try:  # the C loader is ~10x faster on large dumps
-    _Loader: Any = yaml.CSafeLoader
+    _BaseLoader: Any = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - depends on the PyYAML build
-    _Loader = yaml.SafeLoader
+    _BaseLoader = yaml.SafeLoader
+
+
+class _DuplicateKey(Exception):
+    """A mapping names the same key twice (kubectl's strict decoding rejects that)."""
+
+    def __init__(self, key: str, line: int, column: int) -> None:
+        super().__init__(key)
+        self.key, self.line, self.column = key, line, column
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
+    """The safe loader, refusing duplicate keys: YAML keeps the last silently, which would
+    answer for a different object than the one the user reads in the file."""
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = getattr(key_node, "value", None)
+            if isinstance(key, str) and key_node.tag == "tag:yaml.org,2002:str":
+                if key in seen:
+                    mark = key_node.start_mark
+                    raise _DuplicateKey(key, mark.line + 1, mark.column + 1)
+                seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object; a key given twice is an error, as for YAML."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key, 0, 0)
+            seen.add(key)
+    return obj
 
 
 def _parse_text(text: str, origin: str) -> Iterator[Any]:
@@ -28,12 +64,17 @@ def _parse_text(text: str, origin: str) -> Iterator[Any]:
     json_error: json.JSONDecodeError | None = None
     if stripped.startswith(("{", "[")):
         try:
-            yield json.loads(text)
+            yield json.loads(text, object_pairs_hook=_json_object)
             return
+        except _DuplicateKey as dup:
+            raise InputError(f"{origin}: duplicate key {dup.key!r} in an object") from None
         except json.JSONDecodeError as exc:
             json_error = exc  # YAML flow style can also start with { or [
     try:  # the whole file first: a syntax error later in it must not be hidden by objects before it
         documents = list(yaml.load_all(text, Loader=_Loader))
+    except _DuplicateKey as dup:
+        raise InputError(f"{origin}: line {dup.line}, column {dup.column}: duplicate key {dup.key!r} "
+                         "(a mapping may name each key once)") from None
     except yaml.YAMLError as exc:
         if json_error is not None and origin.endswith(".json"):
             raise InputError(
