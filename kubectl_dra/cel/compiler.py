@@ -234,18 +234,41 @@ def compile_expression(expression: str, *, result: str = "bool") -> CompiledExpr
     return compiled
 
 
+_check_cache: OrderedDict[tuple[str, str, bool, bool], CheckResult] = OrderedDict()
+_check_cache_lock = threading.Lock()
+
+
 def check_expression(expression: str, *, result: str = "bool", stored: bool = False,
                      consumable_capacity: bool = True,
                      list_type_attributes: bool = True) -> CheckResult:
     """Validate an expression as the apiserver does: length, compile, estimated cost.
 
     ``stored=True`` selects upstream's StoredExpressions env (every feature on);
-    otherwise the feature flags pick the NewExpressions declarations.
+    otherwise the feature flags pick the NewExpressions declarations. The outcome
+    depends only on the arguments, so it is memoised in a bounded LRU (admission
+    sees the same selectors again and again); each call gets its own copy.
     """
     if len(expression.encode("utf-8")) > MAX_LENGTH:
         return CheckResult([f"must have at most {MAX_LENGTH} bytes"], None, "TooLong")
     if stored:
         consumable_capacity = list_type_attributes = True
+    key = (expression, result, bool(consumable_capacity), bool(list_type_attributes))
+    with _check_cache_lock:
+        hit = _check_cache.get(key)
+        if hit is not None:
+            _check_cache.move_to_end(key)
+    if hit is None:
+        hit = _check_uncached(expression, result, consumable_capacity, list_type_attributes)
+        with _check_cache_lock:
+            _check_cache[key] = hit
+            while len(_check_cache) > _CACHE_SIZE:
+                _check_cache.popitem(last=False)
+    return CheckResult(list(hit.errors), hit.cost, hit.reason, hit.output_type)
+
+
+def _check_uncached(expression: str, result: str, consumable_capacity: bool,
+                    list_type_attributes: bool) -> CheckResult:
+    """:func:`check_expression` without the length check and the cache."""
     try:
         checked, output_type = _check(expression, result, consumable_capacity,
                                       list_type_attributes)
