@@ -66,16 +66,20 @@ Exit status: 0 all valid, 1 some object is invalid, 2 usage or input error.
               "admin access needs).")
 @click.option("-n", "--namespace", metavar="NS", default=None,
               help="Namespace for namespaced objects that do not name one (default: default).")
+@click.option("--unknown-fields", type=click.Choice(["warn", "error", "ignore"]), default="warn", show_default=True,
+              help="Fields the API does not define (a typo such as `conut:` is otherwise dropped silently): "
+              "warn as the API server does, fail like kubectl's strict field validation, or ignore. Uses the "
+              "schemas of the kubernetes-validate package; without it only an explicit 'error' complains.")
 @gate_options
 @click.option("-o", "--output", "output", type=click.Choice(["text", "json", "yaml"]), default="text",
               show_default=True, help="Output format.")
 @click.pass_context
 def validate(ctx: click.Context, filenames: Sequence[str], old_paths: Sequence[str], operation: str | None,
-             subresource: str | None, namespace_labels: str | None, namespace: str | None, feature_gates: str | None,
-             kubernetes_version: str | None, output: str) -> None:
+             subresource: str | None, namespace_labels: str | None, namespace: str | None, unknown_fields: str,
+             feature_gates: str | None, kubernetes_version: str | None, output: str) -> None:
     try:
         code = _run(filenames, old_paths, operation, subresource, namespace_labels, namespace, feature_gates,
-                    kubernetes_version, output)
+                    kubernetes_version, output, unknown_fields)
     except DraError as exc:
         click.echo(f"error: {exc}", err=True)
         ctx.exit(exc.exit_code)
@@ -88,7 +92,8 @@ _PROGRESS_MIN = 500
 
 
 def _run(filenames: Sequence[str], old_paths: Sequence[str], operation: str | None, subresource: str | None,
-         namespace_labels: str | None, namespace: str | None, feature_gates: str | None, kubernetes_version: str | None, output: str) -> int:
+         namespace_labels: str | None, namespace: str | None, feature_gates: str | None, kubernetes_version: str | None,
+         output: str, unknown_fields: str = "ignore") -> int:
     """Decide on every object; print the decisions; return the exit status."""
     from ..validation.admission import review
 
@@ -97,7 +102,14 @@ def _run(filenames: Sequence[str], old_paths: Sequence[str], operation: str | No
     gates = resolve_gates(feature_gates, kubernetes_version)
     labels = parse_labels(namespace_labels)
     op = (operation or ("UPDATE" if old_paths else "CREATE")).upper()
-    objects = [_as_v1(o) for o in load_documents(filenames)]
+    if unknown_fields == "error":
+        from ..validation import unknown_fields as strict
+
+        if not strict.available():
+            raise UsageError(f"--unknown-fields error needs the {strict.PACKAGE} package "
+                             f"(pip install {strict.PACKAGE}), or use --unknown-fields warn|ignore")
+    originals = load_documents(filenames)
+    objects = [_as_v1(o) for o in originals]
     if not objects:
         shown = ", ".join("<stdin>" if f == "-" else f for f in filenames)
         raise InputError(f"{shown}: no objects found")
@@ -116,6 +128,10 @@ def _run(filenames: Sequence[str], old_paths: Sequence[str], operation: str | No
                                 namespace=default_ns, subresource=subresource))
         if show_progress and (i % 100 == 0 or i == len(pairs)):
             click.echo(f"\rvalidated {i}/{len(pairs)} objects", err=True, nl=i == len(pairs))
+    if unknown_fields != "ignore":
+        _mark_unknown_fields(decisions, [o for o, _ in zip(originals, pairs)] if op != "UPDATE" else
+                             [_original_of(obj, originals, objects) for obj, _ in pairs], gates.version,
+                             unknown_fields == "error")
     for d in decisions:
         for w in d.warnings:
             warn(f"{d.kind}/{d.name}: {w}")
@@ -127,6 +143,31 @@ def _run(filenames: Sequence[str], old_paths: Sequence[str], operation: str | No
             for line in human_lines(d):
                 click.echo(line)
     return 0 if all(d.allowed for d in decisions) else 1
+
+
+def _original_of(obj: dict, originals: list[dict], objects: list[dict]) -> dict:
+    """The object as written in the file (before a v1beta1 → v1 conversion)."""
+    for original, converted in zip(originals, objects):
+        if converted is obj:
+            return original
+    return obj
+
+
+def _mark_unknown_fields(decisions: list[Any], originals: list[dict], release: str, fail: bool) -> None:
+    """Add ``unknown field "…"`` warnings (or errors) to each decision about a DRA object."""
+    from ..validation.admission import SUPPORTED_KINDS
+    from ..validation.field import unknown_field
+    from ..validation.unknown_fields import unknown_fields
+
+    for decision, original in zip(decisions, originals):
+        if decision.kind not in SUPPORTED_KINDS:
+            continue
+        fields = unknown_fields(original, release) or []
+        if fail and fields:
+            decision.errors.extend(unknown_field(f) for f in fields)
+            decision.allowed = False
+        else:
+            decision.warnings.extend(f'unknown field "{f}"' for f in fields)
 
 
 def human_lines(decision: Any) -> list[str]:

@@ -22,6 +22,8 @@ TOO_LONG = "FieldValueTooLong"
 TOO_MANY = "FieldValueTooMany"
 INTERNAL = "InternalError"
 TYPE_INVALID = "FieldValueTypeInvalid"
+#: not an upstream ErrorType: a field strict decoding rejects (``unknown field "…"``)
+UNKNOWN_FIELD = "FieldUnknown"
 
 DESCRIPTIONS = {
     REQUIRED: "Required value",
@@ -33,6 +35,7 @@ DESCRIPTIONS = {
     TOO_MANY: "Too many",
     INTERNAL: "Internal error",
     TYPE_INVALID: "Invalid value",
+    UNKNOWN_FIELD: "Unknown field",
 }
 
 
@@ -152,6 +155,11 @@ def too_long(path: Path, value: Any, max_length: int) -> FieldError:
 
 def too_many(path: Path, actual: int, max_items: int) -> FieldError:
     return FieldError(TOO_MANY, str(path), actual, f"must have at most {max_items} items")
+
+
+def unknown_field(field_path: str) -> FieldError:
+    """A field the API does not define (strict field validation's ``unknown field``)."""
+    return FieldError(UNKNOWN_FIELD, field_path, _OMIT, "")
 
 
 def internal(path: Path, message: str) -> FieldError:
