@@ -43,6 +43,7 @@ Examples:
   kubectl dra validate -f claim.yaml --namespace-labels resource.kubernetes.io/admin-access=true
   kubectl dra validate -f new.yaml --old stored.yaml -o json
   kubectl get resourceslices -o yaml | kubectl dra validate -f -
+  kubectl dra validate -f claims/ --unknown-fields error   # typos fail, as kubectl apply's
   kubectl get resourceclaim my-claim -o yaml > old.yaml && \\
     kubectl dra validate -f claim-with-status.yaml --old old.yaml --subresource status
 
