@@ -107,6 +107,7 @@ class SliceIndex:
                 self.anywhere.append(sv)
         self._counter_problems: list[Pool] | None = None
         self._pools: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[list[Pool], list[Pool]]] = {}
+        self._by_node_obj: dict[int, tuple[Mapping[str, Any], Any, str, tuple[list[Pool], list[Pool]]]] = {}
 
     def counter_only_problems(self) -> list[Pool]:
         """Incomplete or invalid pools as a node sees them when none of their device slices reach it.
@@ -136,24 +137,45 @@ class SliceIndex:
         key = (name, tuple(sorted(labels.items())))
         found = self._pools.get(key)
         if found is None:
-            reaching = list(self.by_node.get(name, ()))
-            if self.anywhere:
-                reaching += [sv for sv in self.anywhere if _may_reach(sv, node)]
-            touched = {sv.pool_id for sv in reaching}
-            if self.partitionable:
-                for pool_id in touched:
-                    reaching += self.counter_slices.get(pool_id, ())
-            reaching.sort(key=lambda s: s.index)
-            pools = gather_pools(reaching, self.by_pool, node, partitionable=self.partitionable,
-                                 compat_groups=self.compat_groups)
-            problems = [p for p in pools if p.incomplete or p.invalid]
-            problems += [p for p in self.counter_only_problems() if p.id not in touched]
-            problems.sort(key=_pool_order)
-            found = (pools, problems)
+            found = self._gather(node, name)
             if len(self._pools) > 50000:
                 self._pools.clear()
             self._pools[key] = found
         return found
+
+    def pools_for_node(self, node: Mapping[str, Any]) -> tuple[list[Pool], list[Pool]]:
+        """:meth:`pools_for`, first looked up by the identity of the Node dict (a whole-cluster
+        preview asks once per node object; the labels are compared, not trusted)."""
+        entry = self._by_node_obj.get(id(node))
+        if entry is not None and entry[0] is node:
+            meta = node.get("metadata") or {}
+            if meta.get("labels") == entry[1] and (meta.get("name") or "") == entry[2]:
+                return entry[3]
+        found = self.pools_for(node)
+        if len(self._by_node_obj) > 50000:
+            self._by_node_obj.clear()
+        meta = node.get("metadata") or {}
+        labels = meta.get("labels")
+        self._by_node_obj[id(node)] = (node, dict(labels) if isinstance(labels, dict) else labels,
+                                       meta.get("name") or "", found)
+        return found
+
+    def _gather(self, node: Mapping[str, Any], name: str) -> tuple[list[Pool], list[Pool]]:
+        """Gather the pools of one node (see :meth:`pools_for`)."""
+        reaching = list(self.by_node.get(name, ()))
+        if self.anywhere:
+            reaching += [sv for sv in self.anywhere if _may_reach(sv, node)]
+        touched = {sv.pool_id for sv in reaching}
+        if self.partitionable:
+            for pool_id in touched:
+                reaching += self.counter_slices.get(pool_id, ())
+        reaching.sort(key=lambda s: s.index)
+        pools = gather_pools(reaching, self.by_pool, node, partitionable=self.partitionable,
+                             compat_groups=self.compat_groups)
+        problems = [p for p in pools if p.incomplete or p.invalid]
+        problems += [p for p in self.counter_only_problems() if p.id not in touched]
+        problems.sort(key=_pool_order)
+        return (pools, problems)
 
 
 _INDEXES: dict[tuple[int, int, bool, bool], SliceIndex] = {}
@@ -171,6 +193,48 @@ def slice_index(slices: list[Mapping[str, Any]], features: "Features") -> SliceI
     return found
 
 
+class _ClaimScan:
+    """The allocated claims of one claim list, with their identities and keys."""
+
+    __slots__ = ("source", "allocated", "ids", "keys")
+
+    def __init__(self, claims: list[Mapping[str, Any]]) -> None:
+        self.source = claims  # keeps the list (and so its id) alive
+        self.allocated = [c for c in claims if (c.get("status") or {}).get("allocation")]
+        self.ids = tuple(id(c) for c in self.allocated)
+        self.keys = {claim_key(c) for c in self.allocated}
+
+
+_SCANS: dict[tuple[int, int], _ClaimScan] = {}
+_CLASSES: dict[tuple[int, int], tuple[list[Any], dict[str, Mapping[str, Any]]]] = {}
+
+
+def _allocated_claims(claims: list[Mapping[str, Any]]) -> _ClaimScan:
+    """The scan of a claim list, shared by every Allocator over the same list (a
+    whole-cluster preview builds a fresh Allocator over the same objects each time)."""
+    key = (id(claims), len(claims))
+    found = _SCANS.get(key)
+    if found is None or found.source is not claims:
+        if len(_SCANS) >= 8:
+            _SCANS.clear()
+        found = _SCANS[key] = _ClaimScan(claims)
+    return found
+
+
+def _classes(classes: list[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """DeviceClasses by name (the first of a name wins), shared like :func:`_allocated_claims`."""
+    key = (id(classes), len(classes))
+    found = _CLASSES.get(key)
+    if found is None or found[0] is not classes:
+        by_name: dict[str, Mapping[str, Any]] = {}
+        for c in classes:
+            by_name.setdefault(((c.get("metadata") or {}).get("name") or ""), c)
+        if len(_CLASSES) >= 8:
+            _CLASSES.clear()
+        found = _CLASSES[key] = (classes, by_name)
+    return found[1]
+
+
 class Allocator:
     """Reusable across nodes and calls: classes, slices, pools and in-use devices are indexed once."""
 
@@ -179,15 +243,16 @@ class Allocator:
         self.gates = gates
         self.features = Features.from_gates(gates)
         self.cel = CelCache()
-        self.classes: dict[str, Mapping[str, Any]] = {}
-        for c in state.device_classes:
-            self.classes.setdefault(((c.get("metadata") or {}).get("name") or ""), c)
+        self.classes: dict[str, Mapping[str, Any]] = _classes(state.device_classes)
         self.index = slice_index(state.resource_slices, self.features)
         self.slices = self.index.slices
-        self._allocated = [c for c in state.resource_claims if (c.get("status") or {}).get("allocation")]
-        self._allocated_ids = tuple(id(c) for c in self._allocated)
-        self._allocated_claims = {claim_key(c) for c in self._allocated}
+        scan = _allocated_claims(state.resource_claims)
+        self._allocated = scan.allocated
+        self._allocated_ids = scan.ids
+        self._allocated_claims = scan.keys
         self._in_use: dict[frozenset[tuple[str, str]], InUse] = {}
+        #: in-use devices by the identities of the claims being allocated (see allocate)
+        self._in_use_for: dict[tuple[int, ...], tuple[list[Any], InUse]] = {}
         self.last_search_steps = 0
         #: validated requests per list of claims (see Search.prepare)
         self.prepared: dict[tuple[int, ...], Any] = {}
@@ -265,8 +330,14 @@ class Allocator:
         Raises :class:`~kubectl_dra.errors.AllocationError` where upstream's Allocate
         returns an error; returns ``allocated=False`` when the claims do not fit.
         """
-        in_use = self.in_use(frozenset(claim_key(c) for c in claims))
-        pools, problems = self.pools_for(node)
+        ids = tuple(map(id, claims))
+        entry = self._in_use_for.get(ids)
+        if entry is None or entry[0] != claims:
+            if len(self._in_use_for) > 64:
+                self._in_use_for.clear()
+            entry = self._in_use_for[ids] = (list(claims), self.in_use(frozenset(claim_key(c) for c in claims)))
+        in_use = entry[1]
+        pools, problems = self.index.pools_for_node(node)
         if tracer is not None:
             for pool in problems:
                 if pool.incomplete:

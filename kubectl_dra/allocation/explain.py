@@ -163,6 +163,9 @@ class SelectionRefiner:
         self._specs: dict[tuple[int, str], tuple[Obj, RequestSpec | None]] = {}
         #: ((id of the claim dict, request), device content) -> the first false selector, or None
         self._verdicts: dict[tuple[tuple[int, str], str], tuple[RejectionCode, int, str] | None] = {}
+        #: (id of the claim dict, request) -> the key of its verdicts on device views
+        self._tokens: dict[tuple[int, str], object] = {}
+        self._view_map: Any = _UNKNOWN
 
     def _index(self) -> dict[DeviceId, Obj]:
         """Devices by id and slices by pool, built once on first need."""
@@ -312,17 +315,31 @@ class SelectionRefiner:
         if spec is None:
             return rejection
         key = (driver, pool, device)
-        found = (self._devices if self._devices is not None else self._index()).get(key)
-        if found is None:
-            return rejection
-        content = self._contents.get(key)
-        if content is None:
-            content = self._contents[key] = self._content(key, found)
-        verdict_key = (spec_key, content)
-        if verdict_key in self._verdicts:
-            verdict = self._verdicts[verdict_key]
+        views = self._views()
+        if views is not None:
+            view = views.get(key)
+            if view is None:
+                return rejection
+            # remembered on the device's view, which later explains over the same objects share
+            token = self._tokens.get(spec_key)
+            if token is None:
+                token = self._tokens[spec_key] = self._verdict_token(spec)
+            results = view.cel_results
+            verdict = results.get(token, _UNKNOWN)
+            if verdict is _UNKNOWN:
+                verdict = results[token] = self._selection_verdict(spec, key, view)
         else:
-            verdict = self._verdicts[verdict_key] = self._selection_verdict(spec, key)
+            found = (self._devices if self._devices is not None else self._index()).get(key)
+            if found is None:
+                return rejection
+            content = self._contents.get(key)
+            if content is None:
+                content = self._contents[key] = self._content(key, found)
+            verdict_key = (spec_key, content)
+            if verdict_key in self._verdicts:
+                verdict = self._verdicts[verdict_key]
+            else:
+                verdict = self._verdicts[verdict_key] = self._selection_verdict(spec, key)
         if verdict is None:
             return rejection
         code, i, expression = verdict
@@ -333,16 +350,74 @@ class SelectionRefiner:
                                f"device (it is also in use)", {"class": spec.device_class, "index": i,
                                                                "expression": expression, "inUse": True})
 
-    def _selection_verdict(self, spec: "RequestSpec", key: DeviceId) -> tuple[RejectionCode, int, str] | None:
+    def _selection_verdict(self, spec: "RequestSpec", key: DeviceId,
+                           view: Any = None) -> tuple[RejectionCode, int, str] | None:
         """The first class or request selector that is false for the device (None: all hold or
         cannot be evaluated); identical devices share the verdict through the caller's cache."""
+        matches = self._matches if view is None else (lambda expression, _key: _view_matches(expression, view))
         cls = self._classes.get(spec.device_class)
         for i, expression in enumerate(_expressions((cls or {}).get("spec", {}).get("selectors"))):
-            if self._matches(expression, key) is False:
+            if matches(expression, key) is False:
                 return (C.NOT_IN_CLASS if i == 0 else C.CLASS_SELECTOR_FALSE, i, expression)
         for i, expression in enumerate(_expressions(spec.selector_list)):
-            if self._matches(expression, key) is False:
+            if matches(expression, key) is False:
                 return (C.REQUEST_SELECTOR_FALSE, i, expression)
+        return None
+
+    def _verdict_token(self, spec: "RequestSpec") -> object:
+        """A key for what decides :meth:`_selection_verdict` besides the device (the
+        expressions in order), unique per such signature."""
+        cls = self._classes.get(spec.device_class)
+        signature = (tuple(_expressions((cls or {}).get("spec", {}).get("selectors"))),
+                     tuple(_expressions(spec.selector_list)))
+        token = _VERDICT_TOKENS.get(signature)
+        if token is None:
+            token = _VERDICT_TOKENS[signature] = object()
+        return token
+
+    def _views(self) -> "dict[DeviceId, Any] | None":
+        """The allocator's device views by id (None when the slices cannot be viewed)."""
+        if self._view_map is _UNKNOWN:
+            try:
+                self._view_map = device_views(self.state.resource_slices)
+            except Exception:  # noqa: BLE001 - a slice the views reject: evaluate from the dicts
+                self._view_map = None
+        return self._view_map  # type: ignore[return-value]
+
+
+_UNKNOWN: Any = object()
+#: verdict signatures (class and request expressions) -> their key on device views
+_VERDICT_TOKENS: dict[tuple[tuple[str, ...], tuple[str, ...]], object] = {}
+#: device views by id per slice list (see :func:`device_views`)
+_VIEW_MAPS: dict[tuple[int, int], tuple[list[Obj], dict[DeviceId, Any]]] = {}
+
+
+def device_views(slices: list[Obj]) -> dict[DeviceId, Any]:
+    """The allocator's (cached) DeviceViews of a slice list by device id, the first of an id
+    in state order; shared by every explain over the same objects."""
+    from ..model.devices import cached_slice_view
+
+    key = (id(slices), len(slices))
+    found = _VIEW_MAPS.get(key)
+    if found is None or found[0] is not slices:
+        by_id: dict[DeviceId, Any] = {}
+        for i, raw in enumerate(slices):
+            for view in cached_slice_view(raw, i).devices:
+                by_id.setdefault(view.id, view)
+        if len(_VIEW_MAPS) >= 8:
+            _VIEW_MAPS.clear()
+        found = _VIEW_MAPS[key] = (slices, by_id)
+    return found[1]
+
+
+def _view_matches(expression: str, view: Any) -> bool | None:
+    """A selector's value for a device view (cached on it); None when it cannot be evaluated."""
+    from ..errors import CELError
+    from .celcache import CelCache
+
+    try:
+        return CelCache().matches(expression, view)
+    except CELError:
         return None
 
 

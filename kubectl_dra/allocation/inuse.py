@@ -30,6 +30,8 @@ class InUse:
     #: baselines per (slice index serial, pool)
     counters: dict[Any, Any] = field(default_factory=dict)
     compat: dict[Any, Any] = field(default_factory=dict)
+    #: id(pool) -> (pool, its devices not allocated exclusively), see search.free_devices
+    free: dict[int, Any] = field(default_factory=dict)
 
     def allocated(self, device: DeviceID) -> bool:
         """Allocated at all (exclusively or shared): its counters are consumed."""

@@ -72,10 +72,28 @@ class RequestData:
     all_devices: list[tuple[Pool, DeviceView]] = field(default_factory=list)
     #: selectability of devices (by id of their view) whose answer does not depend on the node
     matches: dict[int, bool] = field(default_factory=dict)
+    #: names what decides selectability besides the device (gates, class and request
+    #: selectors); the answer is also remembered on the device under this token, for
+    #: later Allocators (the next whole-cluster preview)
+    token: int = 0
 
     @property
     def full_name(self) -> str:
         return f"{self.parent}/{self.name}" if self.parent else self.name
+
+
+#: selectability signatures -> small ints (cheap dictionary keys on every device)
+_TOKENS: dict[tuple[Any, ...], int] = {}
+
+
+def selectability_token(binding_conditions: bool, class_selectors: list[str], selectors: list[str]) -> int:
+    """A token for what, besides the device, decides :meth:`Search._check_selectable` for a
+    device whose answer does not depend on the node."""
+    key = (binding_conditions, tuple(class_selectors), tuple(selectors))
+    token = _TOKENS.get(key)
+    if token is None:
+        token = _TOKENS[key] = -1 - len(_TOKENS)  # negative: never an (expression, kind) key
+    return token
 
 
 @dataclass(eq=False)
@@ -104,6 +122,16 @@ class _Taken:
         self.holders: set[int] | None = None
         self.share: tuple[dict[str, Quantity], dict[str, Quantity]] | None = None
         self.result = False
+
+
+def free_devices(pool: Pool, in_use: InUse) -> list[DeviceView]:
+    """The pool's devices in search order without those allocated exclusively by claims in
+    the cluster (cached on ``in_use``, which the next nodes and previews share)."""
+    entry = in_use.free.get(id(pool))
+    if entry is None or entry[0] is not pool:
+        dedicated = in_use.dedicated
+        entry = in_use.free[id(pool)] = (pool, [d for d in pool.devices if d.id not in dedicated])
+    return entry[1]
 
 
 def tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
@@ -190,17 +218,22 @@ class Search:
         reused for the next node with the same claims (constraints are rebuilt: they
         carry search state).
         """
-        key = tuple(id(c) for c in self.claims)
+        key = tuple(map(id, self.claims))
         cached = self.a.prepared.get(key)
         if cached is not None and cached[0] == self.claims:
             self.requests = cached[1]
-            self.constraints = [[type(c)(c.attribute, list(c.requests), c.list_types) for c in group] for group in cached[2]]
+            self.constraints = [[type(c)(c.attribute, list(c.requests), c.list_types) for c in group]
+                                for group in cached[2]] if cached[3] else cached[2]
+            self.num_requests = cached[4]
             return
         self._prepare()
+        self.num_requests = [len(((c.get("spec") or {}).get("devices") or {}).get("requests") or ()) for c in self.claims]
         if not any(rd.all_mode for rd in self.requests.values()):
             if len(self.a.prepared) > 64:
                 self.a.prepared.clear()
-            self.a.prepared[key] = (list(self.claims), self.requests, self.constraints)
+            has_constraints = any(self.constraints)
+            self.a.prepared[key] = (list(self.claims), self.requests, self.constraints, has_constraints,
+                                    self.num_requests)
 
     def _prepare(self) -> None:
         for ci, claim in enumerate(self.claims):
@@ -281,6 +314,7 @@ class Search:
             key=(ci, ri, si), raw=raw, name=name, parent=parent, class_name=class_name, class_=class_,
             class_selectors=class_selectors, selectors=selectors, all_mode=False, num_devices=0, admin=admin,
             tolerations=list(raw.get("tolerations") or ()), capacity=capacity, derived=derived,
+            token=selectability_token(self.f.binding_conditions, class_selectors, selectors),
         )
         mode = raw.get("allocationMode") or "ExactCount"
         if mode == "ExactCount":
@@ -318,7 +352,6 @@ class Search:
         if sys.getrecursionlimit() < depth + 500:
             sys.setrecursionlimit(depth + 500)
         self.deadline = time.monotonic() + FILTER_TIMEOUT
-        self.num_requests = [len(((c.get("spec") or {}).get("devices") or {}).get("requests") or ()) for c in self.claims]
         return self._one(0, 0, 0, 0, False) == DONE
 
     def _one(self, ci: int, ri: int, si: int, di: int, in_sub: bool,
@@ -374,15 +407,22 @@ class Search:
         # previous one was found, so no combination is tried twice (upstream does the same).
         p0, k0 = start
         pools = self.pools
-        dedicated = self.in_use.dedicated
+        in_use = self.in_use
+        dedicated = in_use.dedicated
         allocating = self.allocating
-        shared_capacity = self.in_use.shared_capacity
+        shared_capacity = in_use.shared_capacity
+        allocating_capacity = self.allocating_capacity
         consumable = self.f.consumable_capacity
+        # Without a tracer, devices held by allocated claims are skipped up front (they
+        # would be skipped first thing below); explain wants to hear about each of them.
+        skip_dedicated = tracer is None and not admin and bool(dedicated)
+        rd_matches = rd.matches
+        token = rd.token
         for pi in range(p0, len(pools)):
             pool = pools[pi]
             if pool.incomplete or pool.invalid:
                 continue
-            devices = pool.devices
+            devices = free_devices(pool, in_use) if skip_dedicated else pool.devices
             for dk in range(k0 if pi == p0 else 0, len(devices)):
                 device = devices[dk]
                 did = device.id
@@ -392,19 +432,34 @@ class Search:
                         if tracer is not None:
                             self._reject(rd, device, RC.IN_USE, "device is already allocated to another request of this claim", {"claim": claim_ref(self.claims[ci])})
                         continue
-                elif did in dedicated or allocating.get(did):
+                elif allocating and allocating.get(did) or not skip_dedicated and did in dedicated:
                     if tracer is not None:
                         self._reject_in_use(rd, device)
                     continue
-                if not self._selectable(rd, pool, device):
-                    continue
-                if consumable:
-                    amounts, short = cap.check_capacity(rd.capacity, device, shared_capacity.get(did),
-                                                        self.allocating_capacity.get(did))
-                    if amounts is None:
-                        if tracer is not None:
-                            self._reject_capacity(rd, device, short)
+                if device.node_dependent:
+                    if not self._selectable(rd, pool, device):
                         continue
+                else:
+                    ok = rd_matches.get(id(device))
+                    if ok is None:
+                        ok = device.cel_results.get(token)
+                        if ok is None:
+                            ok = device.cel_results[token] = self._check_selectable(rd, pool, device)
+                        rd_matches[id(device)] = ok
+                    if not ok:
+                        if tracer is not None:
+                            self._explain_unselectable(rd, pool, device)
+                        continue
+                if consumable:
+                    if rd.capacity or device.has_policies or shared_capacity.get(did) or allocating_capacity.get(did):
+                        amounts, short = cap.check_capacity(rd.capacity, device, shared_capacity.get(did),
+                                                            allocating_capacity.get(did))
+                        if amounts is None:
+                            if tracer is not None:
+                                self._reject_capacity(rd, device, short)
+                            continue
+                    else:
+                        device.capacity  # noqa: B018 - an unparsable capacity fails here, as in the full check
                 taken = self._allocate_device(ci, rd, pool, device, must=False)
                 if taken is None:
                     continue
@@ -562,7 +617,10 @@ class Search:
                 holders = self.allocating[did] = set()
             holders.add(ci)
             taken.holders = holders
-        if f.consumable_capacity:
+        if f.consumable_capacity and (multi or rd.capacity or device.has_policies
+                                      or self.in_use.shared_capacity.get(did) or self.allocating_capacity.get(did)):
+            # (otherwise nothing is asked, shared or rounded: the device fits, as the
+            # search loop already found, and only shared devices record amounts)
             amounts, short = cap.check_capacity(rd.capacity, device, self.in_use.shared_capacity.get(did),
                                                 self.allocating_capacity.get(did))
             if amounts is None:

@@ -90,8 +90,12 @@ class DeviceView:
     #: whether any capacity has a request policy (no policy: the fast path in capacity checks)
     has_policies: bool = False
     _capacity: dict[str, Capacity] | None = field(default=None, repr=False)
-    #: CEL results for this device by (expression, result kind); they never change
-    cel_results: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False)
+    #: CEL results for this device by (expression, result kind), and the allocator's
+    #: selectability answers by (negative) token; they never change
+    cel_results: dict[Any, Any] = field(default_factory=dict, repr=False)
+    #: whether selecting the device depends on the node (per-device node selection or a
+    #: slice that skips node operations): such answers are never shared between nodes
+    node_dependent: bool = False
 
     @property
     def capacity(self) -> dict[str, Capacity]:
@@ -203,6 +207,7 @@ def _device(raw: Mapping[str, Any], sv: SliceView) -> DeviceView:
         all_nodes=bool(raw.get("allNodes")),
         node_selector=raw.get("nodeSelector"),
         has_policies=any((c or {}).get("requestPolicy") for c in (raw.get("capacity") or {}).values()),
+        node_dependent=sv.per_device_node_selection or bool(sv.skip_node_operations),
     )
 
 
