@@ -216,3 +216,16 @@ def test_cli_structured(state_file: Path, cli_runner, fmt: str):
     assert doc["cluster"]["counters"] == [{"counterSet": "gpu-0", "counter": "memory", "consumed": "40Gi",
                                            "total": "80Gi"}]
     assert [r["node"] for r in doc["rows"]] == ["node-1", "node-1", "node-2"]
+
+
+def test_unknown_node_is_an_error_not_an_empty_report(cli_runner):
+    """--node with a name the cluster does not have is a mistake, said as such (exit 2)."""
+    from kubectl_dra.cli.main import cli
+    from kubectl_dra.demo import cluster_path
+
+    result = cli_runner.invoke(cli, ["usage", "--state", str(cluster_path()), "--node", "nosuch"])
+    assert result.exit_code == 2
+    assert "error: Node 'nosuch' not found" in result.output
+    ok = cli_runner.invoke(cli, ["usage", "--state", str(cluster_path()), "--node", "gpu-node-1", "-o", "json"])
+    assert ok.exit_code == 0, ok.output
+

@@ -8,7 +8,8 @@ from typing import Any, Sequence
 
 import click
 
-from ..errors import DraError
+from ..errors import DraError, NotFoundError
+from ..state import ClusterState
 from .common import (
     dump, format_table, gate_options, load_cluster, no_headers_option, output_option, resolve_gates, state_options,
 )
@@ -134,6 +135,15 @@ def usage(by: str, sort: str, nodes: tuple[str, ...], feature_gates: str | None,
         sys.exit(exc.exit_code)
 
 
+def _require_known_nodes(state: ClusterState, nodes: Sequence[str]) -> None:
+    """--node names a Node of the cluster (or a node some ResourceSlice is published for)."""
+    known = {(n.get("metadata") or {}).get("name") for n in state.nodes}
+    known |= {(s.get("spec") or {}).get("nodeName") for s in state.resource_slices}
+    for name in nodes:
+        if name not in known:
+            raise NotFoundError(f"Node {name!r} not found")
+
+
 def _run(by: str, sort: str, nodes: Sequence[str], feature_gates: str | None, kubernetes_version: str | None,
          output: str, no_headers: bool, state_paths: Sequence[str], kubeconfig: str | None,
          kube_context: str | None, request_timeout: float) -> None:
@@ -141,6 +151,7 @@ def _run(by: str, sort: str, nodes: Sequence[str], feature_gates: str | None, ku
 
     gates = resolve_gates(feature_gates, kubernetes_version)
     state = load_cluster(state_paths, kubeconfig, kube_context, request_timeout)
+    _require_known_nodes(state, nodes)
     report = compute_usage(state, by=by, sort=sort, nodes=nodes or None,
                            class_matcher=class_matcher() if by == "class" else None, gates=gates)
     for warning in report.warnings:
