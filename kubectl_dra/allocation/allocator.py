@@ -196,13 +196,21 @@ def slice_index(slices: list[Mapping[str, Any]], features: "Features") -> SliceI
 class _ClaimScan:
     """The allocated claims of one claim list, with their identities and keys."""
 
-    __slots__ = ("source", "allocated", "ids", "keys")
+    __slots__ = ("source", "allocated", "ids", "keys", "_all_keys")
 
     def __init__(self, claims: list[Mapping[str, Any]]) -> None:
         self.source = claims  # keeps the list (and so its id) alive
         self.allocated = [c for c in claims if (c.get("status") or {}).get("allocation")]
         self.ids = tuple(id(c) for c in self.allocated)
         self.keys = {claim_key(c) for c in self.allocated}
+        self._all_keys: frozenset[tuple[str, str]] | None = None
+
+    @property
+    def all_keys(self) -> frozenset[tuple[str, str]]:
+        """(namespace, name) of every claim of the list, allocated or not."""
+        if self._all_keys is None:
+            self._all_keys = frozenset(claim_key(c) for c in self.source)
+        return self._all_keys
 
 
 _SCANS: dict[tuple[int, int], _ClaimScan] = {}
@@ -219,6 +227,12 @@ def _allocated_claims(claims: list[Mapping[str, Any]]) -> _ClaimScan:
             _SCANS.clear()
         found = _SCANS[key] = _ClaimScan(claims)
     return found
+
+
+def stored_claim_keys(claims: list[Mapping[str, Any]]) -> frozenset[tuple[str, str]]:
+    """(namespace, name) of every claim in a state's claim list (cached per list, as the
+    allocator's own scan): lets a preview see at once whether it shadows a stored claim."""
+    return _allocated_claims(claims).all_keys
 
 
 def _classes(classes: list[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
@@ -256,6 +270,8 @@ class Allocator:
         self.last_search_steps = 0
         #: validated requests per list of claims (see Search.prepare)
         self.prepared: dict[tuple[int, ...], Any] = {}
+        #: (claim, prepared requests) without any config to copy (see results._config)
+        self.no_config: dict[tuple[int, int], tuple[Any, Any, bool]] = {}
 
     # -- indexes --------------------------------------------------------------------------
 

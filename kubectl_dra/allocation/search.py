@@ -180,6 +180,10 @@ def derived_value(value: Any) -> AttrValue | None:
 class Search:
     """One Allocate call: per-call state on top of the Allocator's indexes."""
 
+    __slots__ = ("a", "f", "node", "claims", "pools", "problems", "in_use", "tracer", "requests", "selected_sub",
+                 "constraints", "results", "allocating", "shares", "allocating_capacity", "consumed_counters",
+                 "compat", "matches", "steps", "deadline", "num_requests", "depth")
+
     def __init__(self, allocator: "Allocator", node: Mapping[str, Any], claims: list[Mapping[str, Any]],
                  pools: list[Pool], in_use: InUse, tracer: Tracer | None, problems: list[Pool] | None = None) -> None:
         self.a = allocator
@@ -208,6 +212,8 @@ class Search:
         self.steps = 0
         self.deadline = float("inf")
         self.num_requests: list[int] = []
+        #: the recursion depth the search may need (see run)
+        self.depth = 0
 
     # -- preparation ------------------------------------------------------------------------
 
@@ -225,15 +231,17 @@ class Search:
             self.constraints = [[type(c)(c.attribute, list(c.requests), c.list_types) for c in group]
                                 for group in cached[2]] if cached[3] else cached[2]
             self.num_requests = cached[4]
+            self.depth = cached[5]
             return
         self._prepare()
         self.num_requests = [len(((c.get("spec") or {}).get("devices") or {}).get("requests") or ()) for c in self.claims]
+        self.depth = sum(rd.num_devices + 2 for rd in self.requests.values()) * 2 + len(self.claims) * 4 + 200
         if not any(rd.all_mode for rd in self.requests.values()):
             if len(self.a.prepared) > 64:
                 self.a.prepared.clear()
             has_constraints = any(self.constraints)
             self.a.prepared[key] = (list(self.claims), self.requests, self.constraints, has_constraints,
-                                    self.num_requests)
+                                    self.num_requests, self.depth)
 
     def _prepare(self) -> None:
         for ci, claim in enumerate(self.claims):
@@ -348,7 +356,7 @@ class Search:
 
     def run(self) -> bool:
         """Search for a solution; True when every claim got all its devices."""
-        depth = sum(rd.num_devices + 2 for rd in self.requests.values()) * 2 + len(self.claims) * 4 + 200
+        depth = self.depth
         if sys.getrecursionlimit() < depth + 500:
             sys.setrecursionlimit(depth + 500)
         self.deadline = time.monotonic() + FILTER_TIMEOUT

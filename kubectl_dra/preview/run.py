@@ -89,6 +89,10 @@ def allocator_state(state: ClusterState, plan: PreviewPlan) -> ClusterState:
     keys = {c.key for c in plan.claims if c.allocation is None}
     if not keys:
         return state
+    from ..allocation.allocator import stored_claim_keys
+
+    if keys.isdisjoint(stored_claim_keys(state.resource_claims)):
+        return state  # nothing to leave out (the key set is cached per claim list)
     claims = [c for c in state.resource_claims if _claim_key(c) not in keys]
     if len(claims) == len(state.resource_claims):
         return state  # the same objects: the allocator's caches over them stay valid
