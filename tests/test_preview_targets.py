@@ -305,3 +305,16 @@ def test_toleration_matches(toleration: dict, matches: bool) -> None:
     from kubectl_dra.preview.nodes import toleration_matches
 
     assert toleration_matches(toleration, {"key": "k", "value": "v", "effect": "NoSchedule"}) is matches
+
+
+def test_namespace_name_form_explains_itself_when_nothing_is_found():
+    """`foo/bar` is claim bar in namespace foo; when that is missing the message says how it
+    was read, because a mistyped kind (`clam/bar`) looks just the same."""
+    from kubectl_dra.errors import NotFoundError
+    from kubectl_dra.preview.targets import resolve_targets
+    from kubectl_dra.state import ClusterState
+
+    with pytest.raises(NotFoundError) as err:
+        resolve_targets(ClusterState(), ["clam/bar"], namespace="default")
+    assert "ResourceClaim 'bar' not found in namespace 'clam'" in str(err.value)
+    assert "read 'clam/bar' as NAMESPACE/NAME" in str(err.value)

@@ -46,6 +46,8 @@ class Target:
     kind: str
     name: str
     namespace: str
+    #: the text the user typed, for messages
+    text: str = ""
 
     def __str__(self) -> str:
         short = {"ResourceClaim": "claim", "ResourceClaimTemplate": "template", "Pod": "pod", "PodGroup": "podgroup"}
@@ -72,7 +74,7 @@ def parse_target(text: str, namespace: str) -> Target:
         namespace, name = parts
     else:
         (name,) = parts
-    return Target(kind=kind, name=name, namespace=namespace)
+    return Target(kind=kind, name=name, namespace=namespace, text=text)
 
 
 # --------------------------------------------------------------------------- claims
@@ -267,7 +269,15 @@ class Resolver:
         handlers[target.kind](target)
 
     def _add_claim_target(self, target: Target) -> None:
-        claim = self.get("ResourceClaim", target.name, target.namespace)
+        try:
+            claim = self.get("ResourceClaim", target.name, target.namespace)
+        except NotFoundError as exc:
+            first = target.text.split("/")[0] if target.text.count("/") == 1 else ""
+            if first and first.lower() not in KIND_ALIASES:
+                # `foo/bar` reads as claim bar in namespace foo; say so, since a mistyped kind looks alike.
+                raise NotFoundError(f"{exc} (read {target.text!r} as NAMESPACE/NAME; a kind is one of "
+                                    "claim/, template/, pod/, podgroup/)") from None
+            raise
         self.plan.add(PreviewClaim(claim, origin="claim"))
 
     def _add_template_target(self, target: Target) -> None:
