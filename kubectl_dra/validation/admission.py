@@ -424,8 +424,71 @@ def decode_errors(obj: Any, kind: str, prefix: str = "") -> list[FieldError]:
     out: list[tuple[FieldPath, Any, str]] = []
     if not isinstance(obj, dict):
         return [FieldError(TYPE_INVALID, "<root>", _json_type(obj), f"{prefix}must be an object")]
-    _check_type(obj, SCHEMAS.get(kind, {"metadata": _META}), None, out)
+    schema = SCHEMAS.get(kind, _META_ONLY)
+    if _fits(obj, schema):  # the common case: one quick pass, no paths built
+        return []
+    _check_type(obj, schema, None, out)
     return [FieldError(TYPE_INVALID, str(path), value, prefix + message) for path, value, message in out]
+
+
+_META_ONLY = {"metadata": _META}
+
+#: Quantity texts already parsed -> valid or not (bounded; the same few values recur).
+_QUANTITY_OK: dict[str, bool] = {}
+_QUANTITY_CACHE_SIZE = 4096
+
+
+def _quantity_ok(value: Any) -> bool:
+    """True when ``value`` decodes as a quantity."""
+    from ..quantity import Quantity, QuantityError
+
+    if type(value) is str:
+        known = _QUANTITY_OK.get(value)
+        if known is not None:
+            return known
+    try:
+        Quantity.from_json(value)
+        ok = True
+    except QuantityError:
+        ok = False
+    if type(value) is str:
+        if len(_QUANTITY_OK) >= _QUANTITY_CACHE_SIZE:
+            _QUANTITY_OK.clear()
+        _QUANTITY_OK[value] = ok
+    return ok
+
+
+def _fits(value: Any, schema: Any) -> bool:
+    """True when :func:`_check_type` would find nothing: the same rules as one boolean pass."""
+    if value is None or schema == ANY:
+        return True
+    if isinstance(schema, dict):
+        if not isinstance(value, dict):
+            return False
+        for key, sub in schema.items():
+            item = value.get(key)
+            if item is not None and not _fits(item, sub):
+                return False
+        return True
+    if isinstance(schema, list):
+        if not isinstance(value, list):
+            return False
+        sub = schema[0]
+        return all(_fits(item, sub) for item in value)
+    if isinstance(schema, tuple):
+        if not isinstance(value, dict):
+            return False
+        sub = schema[1]
+        return all(_fits(item, sub) for item in value.values())
+    if schema == STR:
+        return isinstance(value, str)
+    if schema == INT:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if schema == BOOL:
+        return isinstance(value, bool)
+    if schema == QUANTITY:
+        return _quantity_ok(value)
+    return True
 
 
 def _json_type(value: Any) -> str:
