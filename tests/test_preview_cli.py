@@ -328,12 +328,16 @@ def test_nodes_ranked_by_prioritized_list_choice(tmp_path: Path) -> None:
     assert doc["nodes"][0]["score"] > doc["nodes"][1]["score"]
 
 
-def test_shell_completion_offers_target_kinds() -> None:
-    from kubectl_dra.cli.preview import _complete_target, preview as command
+def test_shell_completion_offers_target_kinds_and_names() -> None:
+    from kubectl_dra.cli.completion import complete_target
+    from kubectl_dra.cli.preview import preview as command
 
     ctx = click_context(command)
-    assert _complete_target(ctx, command.params[0], "po") == ["pod/", "podgroup/"]
-    assert _complete_target(ctx, command.params[0], "") == ["claim/", "template/", "pod/", "podgroup/"]
+    values = lambda word: [item.value for item in complete_target(ctx, command.params[0], word)]  # noqa: E731
+    assert values("po") == ["pod/", "podgroup/"]
+    assert values("") == ["claim/", "template/", "pod/", "podgroup/"]
+    ctx.params.update({"state_paths": (str(cluster_path()),), "namespace": "ml-team"})
+    assert "claim/trainer-a-gpu" in values("claim/tr")
 
 
 def click_context(command: Any) -> Any:

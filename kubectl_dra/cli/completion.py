@@ -222,3 +222,10 @@ def main(argv: list[str] | None = None) -> None:
 
 if __name__ == "__main__":  # pragma: no cover
     main()
+
+
+def complete_target(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[shell_completion.CompletionItem]:
+    """click ``shell_complete`` hook for TARGET arguments (preview, explain): the same
+    candidates the kubectl plugin completion offers."""
+    return [shell_completion.CompletionItem(c.value, help=c.help or None)
+            for c in target_candidates(ctx.params, incomplete)]

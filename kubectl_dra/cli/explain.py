@@ -21,6 +21,7 @@ from typing import Any, Callable, Sequence
 import click
 
 from ..errors import DraError, UsageError
+from .completion import complete_target
 from .common import (
     default_namespace, dump, format_table, gate_options, load_cluster, no_headers_option, output_option,
     resolve_gates, state_options, stderr_is_terminal, warn,
@@ -245,8 +246,8 @@ def render_table(exp: Any, wide: bool = False, no_headers: bool = False, limit: 
 
 
 @click.command("explain", epilog=EPILOG)
-@click.argument("targets", nargs=-1, metavar="[TARGET]...")
-@click.option("-f", "--filename", "filenames", multiple=True, metavar="FILE",
+@click.argument("targets", nargs=-1, metavar="[TARGET]...", shell_complete=complete_target)
+@click.option("-f", "--filename", "filenames", multiple=True, metavar="FILE", type=click.Path(allow_dash=True),
               help="Claims, templates, pods or PodGroups to explain (YAML/JSON, - for stdin). Repeatable.")
 @click.option("--node", "nodes", multiple=True, metavar="NAME",
               help="Only explain this node (repeatable; default: every node).")

@@ -12,6 +12,7 @@ from typing import Any, Sequence
 import click
 
 from ..errors import DraError, UsageError
+from .completion import complete_target
 from .common import (
     default_namespace, dump, gate_options, load_cluster, no_headers_option, output_option,
     resolve_gates, state_options, stderr_is_terminal, warn,
@@ -30,15 +31,9 @@ Examples:
 """
 
 
-def _complete_target(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
-    """Shell completion: the target kinds (names need the cluster, which completion must not block on)."""
-    kinds = ("claim/", "template/", "pod/", "podgroup/")
-    return [k for k in kinds if k.startswith(incomplete)]
-
-
 @click.command("preview", epilog=EPILOG)
-@click.argument("targets", nargs=-1, metavar="[TARGET]...", shell_complete=_complete_target)
-@click.option("-f", "--filename", "filenames", multiple=True, metavar="FILE",
+@click.argument("targets", nargs=-1, metavar="[TARGET]...", shell_complete=complete_target)
+@click.option("-f", "--filename", "filenames", multiple=True, metavar="FILE", type=click.Path(allow_dash=True),
               help="Claims, templates, pods or PodGroups to preview (YAML/JSON, - for stdin). Repeatable.")
 @click.option("--node", "nodes", multiple=True, metavar="NAME",
               help="Only try this node (repeatable; default: every node).")
