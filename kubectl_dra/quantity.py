@@ -254,12 +254,20 @@ class Quantity:
                 raise QuantityError(f"quantity must be a finite number, got {value!r}")
             return _parse(repr(value))
         if isinstance(value, str):
+            found = _FROM_TEXT.get(value)
+            if found is not None:
+                return found
             start, end = 0, len(value)
             while start < end and _go_is_space(value[start]):
                 start += 1
             while end > start and _go_is_space(value[end - 1]):
                 end -= 1
-            return _parse(value[start:end])
+            found = _parse(value[start:end])
+            if type(value) is str:
+                if len(_FROM_TEXT) >= 8192:
+                    _FROM_TEXT.clear()
+                _FROM_TEXT[value] = found
+            return found
         raise QuantityError(f"quantity must be a string or a number, got {type(value).__name__}")
 
     @classmethod
@@ -502,6 +510,10 @@ def _as_format(fmt: str) -> Format:
         raise QuantityError(
             f"unknown quantity format {fmt!r}: must be one of BinarySI, DecimalSI, DecimalExponent"
         ) from None
+
+
+#: texts as written in objects -> their (immutable) quantity; most values repeat ("80Gi")
+_FROM_TEXT: dict[str, "Quantity"] = {}
 
 
 @lru_cache(maxsize=8192)

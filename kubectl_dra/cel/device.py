@@ -17,6 +17,8 @@ from kubectl_dra.cel.library import quantity_msg
 
 _SCALAR_KINDS = ("int", "bool", "string", "version")
 _LIST_KINDS = ("ints", "bools", "strings", "versions")
+_PLAIN_SCALARS = frozenset(("int", "bool", "string"))
+_PLAIN_LISTS = frozenset(("ints", "bools", "strings"))
 
 
 class DeviceInput:
@@ -70,6 +72,17 @@ def _capacity_msg(raw: Any) -> Any:
 
 def _attribute_value(attr: Mapping[str, Any]) -> Any:
     """The CEL value of one DeviceAttribute (lists first, as upstream)."""
+    if type(attr) is dict and len(attr) == 1:  # the usual shape: one kind, no choice to make
+        for kind, value in attr.items():
+            if value is not None:
+                if kind in _PLAIN_SCALARS:
+                    return value
+                if kind == "version":
+                    return _semver_msg(value)
+                if kind in _PLAIN_LISTS:
+                    return list(value)
+                if kind == "versions":
+                    return [_semver_msg(v) for v in value]
     if not isinstance(attr, dict) and not isinstance(attr, Mapping):
         raise ValueError("unsupported attribute value")
     for kind in _LIST_KINDS:

@@ -8,6 +8,7 @@ presenters and for CEL.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Iterable, Mapping
 
 from ..errors import InputError
@@ -66,7 +67,7 @@ class Capacity:
     policy: Mapping[str, Any] | None
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class DeviceView:
     """One device of a slice, with everything the allocator checks pre-parsed."""
 
@@ -113,7 +114,7 @@ class DeviceView:
         return any(c.groups for c in self.consumes)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class SliceView:
     """One ResourceSlice: pool membership, node selection, counters and devices."""
 
@@ -145,8 +146,10 @@ def _quantity(value: Any) -> Quantity:
     return Quantity.from_json(value)
 
 
+@lru_cache(maxsize=4096)
 def nanos(q: Quantity) -> int:
-    """A quantity as an exact integer count of 1n units (quantities are never finer)."""
+    """A quantity as an exact integer count of 1n units (quantities are never finer);
+    cached, as the same few amounts recur on every device."""
     v = q.value * 1_000_000_000
     return v.numerator // v.denominator if v.denominator == 1 else -((-v.numerator) // v.denominator)
 
