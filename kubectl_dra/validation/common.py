@@ -602,7 +602,27 @@ def validate_label_value(value: str, path: Path) -> list[FieldError]:
     return [invalid(path, value, m) for m in is_valid_label_value(value)]
 
 
+def _memo_valid(fn: Callable[[str, Path], list[FieldError]]) -> Callable[[str, Path], list[FieldError]]:
+    """Remember the strings ``fn(value, path)`` found valid (its answer depends on the value
+    alone): attribute and capacity keys repeat on every device of a slice. Bounded."""
+    valid: set[str] = set()
+
+    @functools.wraps(fn)
+    def check(value: str, path: Path) -> list[FieldError]:
+        if value in valid:
+            return []
+        errs = fn(value, path)
+        if not errs:
+            if len(valid) >= 4096:
+                valid.clear()
+            valid.add(value)
+        return errs
+
+    return check
+
+
 @_shaped(str)
+@_memo_valid
 def validate_driver_name(value: str | None, path: Path) -> list[FieldError]:
     """Driver name (also DRA domains), as CSI driver names: required, ≤63, DNS subdomain after
     lower-casing (an empty value is both Required and Invalid, as upstream)."""
@@ -653,6 +673,7 @@ def validate_c_identifier(value: str, path: Path) -> list[FieldError]:
 
 
 @_shaped(str)
+@_memo_valid
 def validate_qualified_name(name: str | None, path: Path) -> list[FieldError]:
     """DRA QualifiedName (attribute/capacity key): ``ID`` or ``domain/ID``; errors at ``path``
     (the map itself for keys). Empty parts and extra slashes are Invalid."""
