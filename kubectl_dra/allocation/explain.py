@@ -165,6 +165,7 @@ class SelectionRefiner:
         self._verdicts: dict[tuple[tuple[int, str], str], tuple[RejectionCode, int, str] | None] = {}
         #: (id of the claim dict, request) -> the key of its verdicts on device views
         self._tokens: dict[tuple[int, str], object] = {}
+        self._restated: dict[tuple[tuple[int, str], tuple[RejectionCode, int, str]], Rejection] = {}
         self._view_map: Any = _UNKNOWN
 
     def _index(self) -> dict[DeviceId, Obj]:
@@ -300,6 +301,7 @@ class SelectionRefiner:
 
     def __call__(self, claim: Obj, request: str, driver: str, pool: str, device: str,
                  rejection: Rejection) -> Rejection:
+        """The rejection to record (see the class)."""
         code = rejection.code
         if code is not _IN_USE:
             if code is C.COUNTERS_EXHAUSTED:
@@ -342,6 +344,15 @@ class SelectionRefiner:
                 verdict = self._verdicts[verdict_key] = self._selection_verdict(spec, key)
         if verdict is None:
             return rejection
+        restated_key = (spec_key, verdict)
+        restated = self._restated.get(restated_key)
+        if restated is None:  # immutable, so one per request and verdict serves every node
+            restated = self._restated[restated_key] = self._restate(request, spec, verdict)
+        return restated
+
+    @staticmethod
+    def _restate(request: str, spec: "RequestSpec", verdict: tuple[RejectionCode, int, str]) -> Rejection:
+        """An "in use" rejection restated as the first false selector."""
         code, i, expression = verdict
         if code == C.REQUEST_SELECTOR_FALSE:
             return Rejection(code, f"selector #{i} of request {request} is false for this device (it is also in use)",
@@ -441,8 +452,26 @@ class RequestSpec:
     selector_list: tuple[Any, ...] = ()
 
 
+#: id of a claim dict -> (the claim, its request specs): explain asks once per node
+_SPECS: dict[int, tuple[Obj, list[RequestSpec]]] = {}
+
+
 def request_specs(claim: Obj) -> list[RequestSpec]:
-    """The requests of a claim in order; a firstAvailable request contributes its subrequests."""
+    """The requests of a claim in order; a firstAvailable request contributes its subrequests.
+
+    Remembered per claim object (claims are immutable snapshots; the specs are frozen).
+    """
+    entry = _SPECS.get(id(claim))
+    if entry is not None and entry[0] is claim:
+        return list(entry[1])
+    specs = _request_specs(claim)
+    if len(_SPECS) >= 1024:
+        _SPECS.clear()
+    _SPECS[id(claim)] = (claim, specs)
+    return list(specs)
+
+
+def _request_specs(claim: Obj) -> list[RequestSpec]:
     out: list[RequestSpec] = []
     for req in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or []:
         name = str(req.get("name") or "")
@@ -602,8 +631,9 @@ def explain_request(claim: ClaimKey, spec: RequestSpec, trace: RequestTrace | No
     """The funnel of one request from its trace (an absent trace: the search never got there)."""
     if trace is None:
         return RequestExplanation(claim, spec, 0, [], {}, allocated, [], evaluated=bool(allocated))
-    seen = dict.fromkeys(trace.seen())
-    seen.update(dict.fromkeys(allocated))
+    # every device the search looked at, or that the allocation holds (only the number counts)
+    seen = trace.rejected.keys() | trace.selected.keys()
+    seen.update(allocated)
     groups: dict[RejectionCode, list[tuple[DeviceId, Rejection]]] = {}
     final = set(allocated)
     selected = trace.selected

@@ -32,6 +32,8 @@ class InUse:
     compat: dict[Any, Any] = field(default_factory=dict)
     #: id(pool) -> (pool, its devices not allocated exclusively), see search.free_devices
     free: dict[int, Any] = field(default_factory=dict)
+    #: device -> explain's "already allocated to claim ..." rejection (made once)
+    rejections: dict[DeviceID, Any] = field(default_factory=dict)
 
     def allocated(self, device: DeviceID) -> bool:
         """Allocated at all (exclusively or shared): its counters are consumed."""

@@ -76,6 +76,8 @@ class RequestData:
     #: selectors); the answer is also remembered on the device under this token, for
     #: later Allocators (the next whole-cluster preview)
     token: int = 0
+    #: key of the remembered reason a device is not selectable (see Search._explain_unselectable)
+    why_token: Any = None
 
     @property
     def full_name(self) -> str:
@@ -93,6 +95,19 @@ def selectability_token(binding_conditions: bool, class_selectors: list[str], se
     token = _TOKENS.get(key)
     if token is None:
         token = _TOKENS[key] = -1 - len(_TOKENS)  # negative: never an (expression, kind) key
+    return token
+
+
+#: (selectability token, class name, request name) -> key of remembered reasons on devices
+_WHY: dict[tuple[int, str, str], object] = {}
+
+
+def why_token(rd: RequestData) -> object:
+    """A key, unique per what the words of a selectability rejection depend on."""
+    signature = (rd.token, rd.class_name, rd.full_name)
+    token = _WHY.get(signature)
+    if token is None:
+        token = _WHY[signature] = object()
     return token
 
 
@@ -182,7 +197,7 @@ class Search:
 
     __slots__ = ("a", "f", "node", "claims", "pools", "problems", "in_use", "tracer", "requests", "selected_sub",
                  "constraints", "results", "allocating", "shares", "allocating_capacity", "consumed_counters",
-                 "compat", "matches", "steps", "deadline", "num_requests", "depth")
+                 "compat", "matches", "steps", "deadline", "num_requests", "depth", "last_rejection")
 
     def __init__(self, allocator: "Allocator", node: Mapping[str, Any], claims: list[Mapping[str, Any]],
                  pools: list[Pool], in_use: InUse, tracer: Tracer | None, problems: list[Pool] | None = None) -> None:
@@ -214,6 +229,8 @@ class Search:
         self.num_requests: list[int] = []
         #: the recursion depth the search may need (see run)
         self.depth = 0
+        #: the rejection last handed to the tracer
+        self.last_rejection: Rejection | None = None
 
     # -- preparation ------------------------------------------------------------------------
 
@@ -505,8 +522,28 @@ class Search:
         return ok
 
     def _explain_unselectable(self, rd: RequestData, pool: Pool, device: DeviceView) -> None:
-        """Re-run the (cached, cheap) checks only to tell the tracer why."""
+        """Re-run the (cached, cheap) checks only to tell the tracer why.
+
+        Unless the answer depends on the node, the reason depends only on the device and
+        on the request's class, name and selectors: it is remembered on the device, so the
+        next explain over the same objects hands the tracer the same rejection at once.
+        """
+        if device.node_dependent:
+            self._check_selectable(rd, pool, device)
+            return
+        key = rd.why_token
+        if key is None:
+            key = rd.why_token = why_token(rd)
+        known = device.cel_results.get(key)
+        if known is not None:
+            assert self.tracer is not None
+            self.tracer.device_rejected(self.claims[rd.key[0]], rd.full_name, device.slice.driver,
+                                        device.slice.pool, device.name, known)
+            return
+        self.last_rejection = None
         self._check_selectable(rd, pool, device)
+        if self.last_rejection is not None:
+            device.cel_results[key] = self.last_rejection
 
     def _check_selectable(self, rd: RequestData, pool: Pool, device: DeviceView) -> bool:
         f = self.f
@@ -773,11 +810,22 @@ class Search:
 
     def _reject(self, rd: RequestData, device: DeviceView, code: RC, message: str, details: dict[str, Any]) -> None:
         assert self.tracer is not None
+        rejection = self.last_rejection = Rejection(code, message, details)
         self.tracer.device_rejected(self.claims[rd.key[0]], rd.full_name, device.slice.driver, device.slice.pool,
-                                    device.name, Rejection(code, message, details))
+                                    device.name, rejection)
 
     def _reject_in_use(self, rd: RequestData, device: DeviceView) -> None:
         holder = self.in_use.dedicated.get(device.id)
+        if holder is not None:  # the same words for every request and node: made once
+            known = self.in_use.rejections.get(device.id)
+            if known is None:
+                known = self.in_use.rejections[device.id] = Rejection(
+                    RC.IN_USE, f"device is already allocated to claim {holder}", {"claim": holder})
+            assert self.tracer is not None
+            self.last_rejection = known
+            self.tracer.device_rejected(self.claims[rd.key[0]], rd.full_name, device.slice.driver,
+                                        device.slice.pool, device.name, known)
+            return
         if holder is None:
             holders = self.allocating.get(device.id) or set()
             holder = ", ".join(claim_ref(self.claims[i]) for i in sorted(holders))
