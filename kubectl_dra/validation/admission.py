@@ -425,7 +425,7 @@ def decode_errors(obj: Any, kind: str, prefix: str = "") -> list[FieldError]:
     if not isinstance(obj, dict):
         return [FieldError(TYPE_INVALID, "<root>", _json_type(obj), f"{prefix}must be an object")]
     schema = SCHEMAS.get(kind, _META_ONLY)
-    if _fits(obj, schema):  # the common case: one quick pass, no paths built
+    if _checker(schema)(obj):  # the common case: one quick pass, no paths built
         return []
     _check_type(obj, schema, None, out)
     return [FieldError(TYPE_INVALID, str(path), value, prefix + message) for path, value, message in out]
@@ -489,6 +489,73 @@ def _fits(value: Any, schema: Any) -> bool:
     if schema == QUANTITY:
         return _quantity_ok(value)
     return True
+
+
+#: id(schema) -> (schema, its compiled checker); the schema is kept so that its id stays its own.
+_CHECKERS: dict[int, tuple[Any, Callable[[Any], bool]]] = {}
+
+
+def _checker(schema: Any) -> Callable[[Any], bool]:
+    """``lambda value: _fits(value, schema)`` compiled into nested closures, once per schema:
+    each node of the object then costs one call, without re-reading the schema."""
+    known = _CHECKERS.get(id(schema))
+    if known is not None and known[0] is schema:
+        return known[1]
+    check = _compile(schema)
+    if len(_CHECKERS) < 256:
+        _CHECKERS[id(schema)] = (schema, check)
+    return check
+
+
+def _compile(schema: Any) -> Callable[[Any], bool]:
+    """The checker of one schema node (``null`` always fits, as in :func:`_check_type`)."""
+    if schema == ANY:
+        return lambda value: True
+    if isinstance(schema, dict):
+        fields = {key: _compile(sub) for key, sub in schema.items()}
+
+        def check_object(value: Any) -> bool:
+            if value is None:
+                return True
+            if not isinstance(value, dict):
+                return False
+            if len(value) < len(fields):
+                for key, item in value.items():
+                    sub = fields.get(key)
+                    if sub is not None and item is not None and not sub(item):
+                        return False
+                return True
+            for key, sub in fields.items():
+                item = value.get(key)
+                if item is not None and not sub(item):
+                    return False
+            return True
+
+        return check_object
+    if isinstance(schema, (list, tuple)):
+        item_check = _compile(schema[0] if isinstance(schema, list) else schema[1])
+        container = list if isinstance(schema, list) else dict
+
+        def check_items(value: Any) -> bool:
+            if value is None:
+                return True
+            if not isinstance(value, container):
+                return False
+            for item in (value if container is list else value.values()):
+                if item is not None and not item_check(item):
+                    return False
+            return True
+
+        return check_items
+    if schema == STR:
+        return lambda value: value is None or isinstance(value, str)
+    if schema == INT:
+        return lambda value: value is None or (isinstance(value, int) and not isinstance(value, bool))
+    if schema == BOOL:
+        return lambda value: value is None or isinstance(value, bool)
+    if schema == QUANTITY:
+        return lambda value: value is None or _quantity_ok(value)
+    return lambda value: True
 
 
 def _json_type(value: Any) -> str:
