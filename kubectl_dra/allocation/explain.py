@@ -56,8 +56,20 @@ CODE_NAMES: dict[RejectionCode, str] = {code: code.name for code in RejectionCod
 
 
 def claim_key(claim: Obj) -> ClaimKey:
+    """(namespace, name) of a claim; remembered per claim object (asked once per node)."""
+    entry = _CLAIM_KEYS.get(id(claim))
+    if entry is not None and entry[0] is claim:
+        return entry[1]
     meta = claim.get("metadata") or {}
-    return (str(meta.get("namespace") or "default"), str(meta.get("name") or ""))
+    key = (str(meta.get("namespace") or "default"), str(meta.get("name") or ""))
+    if len(_CLAIM_KEYS) >= 4096:
+        _CLAIM_KEYS.clear()
+    _CLAIM_KEYS[id(claim)] = (claim, key)
+    return key
+
+
+#: id of a claim dict -> (the claim, its key)
+_CLAIM_KEYS: dict[int, tuple[Obj, ClaimKey]] = {}
 
 
 # --------------------------------------------------------------------------- the tracer
@@ -101,16 +113,23 @@ class ExplainTracer(NullTracer):
         self.pools: dict[tuple[str, str], Rejection] = {}
         #: (id of the claim dict, request) -> its trace; the claims outlive the node's search
         self._by_id: dict[tuple[int, str], RequestTrace] = {}
+        #: the last (claim, request, trace): the search reports many devices of one request in a row
+        self._last: tuple[Any, str, RequestTrace | None] = (None, "", None)
 
     def _trace(self, claim: Obj, request: str) -> RequestTrace:
+        last = self._last
+        if last[0] is claim and last[1] == request:
+            return last[2]  # type: ignore[return-value]
         fast = self._by_id.get((id(claim), request))
         if fast is not None:
+            self._last = (claim, request, fast)
             return fast
         key = (claim_key(claim), request)
         trace = self.requests.get(key)
         if trace is None:
             trace = self.requests[key] = RequestTrace(key[0], request)
         self._by_id[(id(claim), request)] = trace
+        self._last = (claim, request, trace)
         return trace
 
     def device_rejected(self, claim: dict, request: str, driver: str, pool: str, device: str,
@@ -167,6 +186,8 @@ class SelectionRefiner:
         self._tokens: dict[tuple[int, str], object] = {}
         self._restated: dict[tuple[tuple[int, str], tuple[RejectionCode, int, str]], Rejection] = {}
         self._view_map: Any = _UNKNOWN
+        #: the last (claim, request, answer key): the search reports a request's devices in a row
+        self._last: tuple[Any, str, object | None] = (None, "", None)
 
     def _index(self) -> dict[DeviceId, Obj]:
         """Devices by id and slices by pool, built once on first need."""
@@ -309,6 +330,53 @@ class SelectionRefiner:
             if code is C.COMPATIBILITY_CONFLICT:
                 return self._compat(driver, pool, rejection)
             return rejection
+        # the fast way: the answer for this request's words, remembered on the device's view
+        last = self._last
+        if last[0] is claim and last[1] == request:
+            answer_key = last[2]
+        else:
+            answer_key = self._answer_key(claim, request)
+            self._last = (claim, request, answer_key)
+        if answer_key is not None:
+            view = self._view_map.get((driver, pool, device))
+            if view is None:
+                return rejection
+            answer = view.cel_results.get(answer_key, _UNKNOWN)
+            if answer is _UNKNOWN:
+                answer = view.cel_results[answer_key] = self._answer(claim, request, driver, pool, device, rejection)
+            return rejection if answer is None else answer
+        return self._refine_in_use(claim, request, driver, pool, device, rejection)
+
+    def _answer_key(self, claim: Obj, request: str) -> object | None:
+        """The key of a request's restated "in use" rejections on device views (None when views
+        cannot be used or the request is unknown): unique per selectors, request and class."""
+        if self._views() is None:
+            return None
+        spec = self._spec(claim, request)
+        if spec is None:
+            return None
+        signature = (self._verdict_token(spec), request, spec.device_class)
+        key = _ANSWER_KEYS.get(signature)
+        if key is None:
+            key = _ANSWER_KEYS[signature] = object()
+        return key
+
+    def _answer(self, claim: Obj, request: str, driver: str, pool: str, device: str,
+                rejection: Rejection) -> Rejection | None:
+        """The restated rejection of an in-use device, or None to keep the original."""
+        refined = self._refine_in_use(claim, request, driver, pool, device, rejection)
+        return None if refined is rejection else refined
+
+    def _spec(self, claim: Obj, request: str) -> "RequestSpec | None":
+        spec_key = (id(claim), request)
+        cached = self._specs.get(spec_key)
+        if cached is None:  # the claim is kept in the entry so that its id cannot be reused
+            cached = self._specs[spec_key] = (claim, next((r for r in request_specs(claim) if r.name == request), None))
+        return cached[1]
+
+    def _refine_in_use(self, claim: Obj, request: str, driver: str, pool: str, device: str,
+                       rejection: Rejection) -> Rejection:
+        """An "in use" rejection restated as the first false selector, when one is false."""
         spec_key = (id(claim), request)
         cached = self._specs.get(spec_key)
         if cached is None:  # the claim is kept in the entry so that its id cannot be reused
@@ -397,6 +465,8 @@ class SelectionRefiner:
 
 
 _UNKNOWN: Any = object()
+#: (verdict token, request, class) -> key of restated in-use rejections on device views
+_ANSWER_KEYS: dict[tuple[object, str, str], object] = {}
 #: verdict signatures (class and request expressions) -> their key on device views
 _VERDICT_TOKENS: dict[tuple[tuple[str, ...], tuple[str, ...]], object] = {}
 #: device views by id per slice list (see :func:`device_views`)
@@ -649,8 +719,8 @@ def explain_request(claim: ClaimKey, spec: RequestSpec, trace: RequestTrace | No
             groups[code] = [(device, rejection)]
         else:
             found.append((device, rejection))
-    ordered = dict(sorted(groups.items(), key=lambda kv: STAGE_INDEX[kv[0]])) if len(groups) > 1 else groups
-    funnel = _funnel(((code, len(v)) for code, v in ordered.items()), len(seen))
+    ordered = {code: groups[code] for code in sorted(groups, key=STAGE_INDEX.__getitem__)} if len(groups) > 1 else groups
+    funnel = _funnel([(code, len(v)) for code, v in ordered.items()], len(seen))
     return RequestExplanation(claim, spec, len(seen), funnel, ordered, allocated, list(trace.unsatisfied), True)
 
 
@@ -679,10 +749,24 @@ def explain_node(node: str, status: str, claims: Sequence[Obj], tracer: ExplainT
             requests.append(explain_request(key, spec, trace, chosen.pop(spec.name, [])))
     _restate_picked(requests, tracer)
     pools = [(d, p, r) for (d, p), r in (tracer.pools.items() if tracer else [])]
-    refs = frozenset(f"{k[0]}/{k[1]}" for k in (claim_key(c) for c in claims))
+    refs = _claim_refs(claims)
     explanation = NodeExplanation(node, status, "", requests, pools, error, refs)
     explanation.reason = node_reason(explanation, reasons)
     return explanation
+
+
+_REFS: dict[tuple[int, ...], tuple[Sequence[Obj], frozenset[str]]] = {}
+
+
+def _claim_refs(claims: Sequence[Obj]) -> frozenset[str]:
+    """``namespace/name`` of the claims (remembered per list of claim objects: every node asks)."""
+    ids = tuple(map(id, claims))
+    entry = _REFS.get(ids)
+    if entry is None or any(a is not b for a, b in zip(entry[0], claims)):
+        if len(_REFS) >= 256:
+            _REFS.clear()
+        entry = _REFS[ids] = (list(claims), frozenset(f"{k[0]}/{k[1]}" for k in (claim_key(c) for c in claims)))
+    return entry[1]
 
 
 def _is_attempt_rejection(rejection: Rejection) -> bool:
@@ -694,6 +778,9 @@ def _is_attempt_rejection(rejection: Rejection) -> bool:
 def _restate_picked(requests: Sequence[RequestExplanation], tracer: ExplainTracer | None) -> None:
     """Say which request of the attempt had picked a device the search then found "in use"
     (a backtracking artifact, not another workload): ``already picked for request gpus of this claim``."""
+    if not any(_is_attempt_rejection(rejection) for req in requests
+               for _, rejection in req.rejections.get(C.IN_USE, ())):
+        return  # the usual case: nothing to restate
     pickers: dict[DeviceId, list[tuple[ClaimKey, str]]] = {}
     for req in requests:  # the final allocation first, then any tentative pick
         for device in req.allocated:
