@@ -76,12 +76,34 @@ def create_app(settings: Settings, metrics: Metrics | None = None) -> Flask:
         code = exc.code or 400
         if code == 413:
             message = f"request body is larger than {MAX_BODY_BYTES} bytes"
+            _drain_body()
             handler.metrics.observe(_endpoint(), "other", "other", "malformed", 0.0)
         else:
             message = exc.description or exc.name
         return _json(code, error_status(code, exc.name.replace(" ", ""), message))
 
     return app
+
+
+#: Largest over-limit body read and dropped so that its sender gets the 413 (larger: connection closed).
+MAX_DRAINED_BYTES = 4 * MAX_BODY_BYTES
+
+
+def _drain_body() -> None:
+    """Read and drop a rejected body (bounded): a client still sending it would otherwise see the
+    connection reset instead of the 413 when the server closes without reading."""
+    stream = request.environ.get("wsgi.input")
+    remaining = request.content_length
+    if stream is None or remaining is None or remaining > MAX_DRAINED_BYTES:
+        return
+    try:
+        while remaining > 0:
+            chunk = stream.read(min(1 << 16, remaining))
+            if not chunk:
+                return
+            remaining -= len(chunk)
+    except (OSError, ValueError):  # the client went away: nothing left to answer
+        return
 
 
 def _endpoint() -> str:
