@@ -75,7 +75,7 @@ _CLAIM_KEYS: dict[int, tuple[Obj, ClaimKey]] = {}
 # --------------------------------------------------------------------------- the tracer
 
 
-@dataclass
+@dataclass(slots=True)
 class RequestTrace:
     """What the search saw for one request of one claim on one node."""
 
@@ -134,13 +134,15 @@ class ExplainTracer(NullTracer):
 
     def device_rejected(self, claim: dict, request: str, driver: str, pool: str, device: str,
                         rejection: Rejection) -> None:
-        trace = self._trace(claim, request)
+        last = self._last
+        trace = last[2] if last[0] is claim and last[1] == request else self._trace(claim, request)
         key = (driver, pool, device)
-        if key in trace.rejected:
+        rejected = trace.rejected  # type: ignore[union-attr]
+        if key in rejected:
             return
         if self.refine is not None:
             rejection = self.refine(claim, request, driver, pool, device, rejection)
-        trace.rejected[key] = rejection
+        rejected[key] = rejection
 
     def device_selected(self, claim: dict, request: str, driver: str, pool: str, device: str) -> None:
         self._trace(claim, request).selected[(driver, pool, device)] = None
@@ -566,7 +568,7 @@ def _spec(name: str, body: Obj) -> RequestSpec:
 # --------------------------------------------------------------------------- per node
 
 
-@dataclass
+@dataclass(slots=True)
 class FunnelStage:
     """Devices left after one stage, and how many fell out there."""
 
@@ -576,7 +578,7 @@ class FunnelStage:
     remaining: int
 
 
-@dataclass
+@dataclass(slots=True)
 class RequestExplanation:
     """The funnel of one request on one node."""
 
