@@ -91,6 +91,10 @@ class SliceIndex:
         finally:
             if gc_was_on:
                 gc.enable()
+        if len(slices) >= _FREEZE_AT:
+            # The views live as long as the objects (as load_state does for those): keep the
+            # collections that the first preview's allocations trigger from walking them all.
+            gc.freeze()
         #: device slices naming a node, by node; other device slices may reach any node;
         #: slices with shared counters reach every node (upstream includes them always)
         self.by_node: dict[str, list[SliceView]] = {}
@@ -179,6 +183,8 @@ class SliceIndex:
 
 
 _INDEXES: dict[tuple[int, int, bool, bool], SliceIndex] = {}
+#: slice lists at least this long have their views moved out of the cyclic GC's reach
+_FREEZE_AT = 1000
 _IN_USE: dict[tuple[tuple[int, ...], frozenset[tuple[str, str]], bool], tuple[list[Any], InUse]] = {}
 
 

@@ -22,7 +22,7 @@ def attribute_value(attr: Mapping[str, Any] | None) -> AttrValue | None:
 
     An empty list also counts as holding no value (it cannot match or be distinct).
     """
-    if not isinstance(attr, Mapping):
+    if type(attr) is not dict and not isinstance(attr, Mapping):
         return None
     for kind in _SCALARS:
         v = attr.get(kind)

@@ -214,11 +214,16 @@ def _device(raw: Mapping[str, Any], sv: SliceView) -> DeviceView:
     )
 
 
+def _is_mapping(value: Any) -> bool:
+    """isinstance(value, Mapping), with the plain dict of parsed JSON first (the ABC check is slow)."""
+    return type(value) is dict or isinstance(value, Mapping)
+
+
 def slice_view(raw: Mapping[str, Any], index: int) -> SliceView:
     """Build the view of one ResourceSlice dict (``index`` is its position in the state)."""
     spec = raw.get("spec") or {}
     pool = spec.get("pool") or {}
-    if not isinstance(spec, Mapping) or not isinstance(pool, Mapping):
+    if not _is_mapping(spec) or not _is_mapping(pool):
         spec, pool = {}, {}
     shared: dict[str, dict[str, Quantity]] = {}
     names: list[str] = []
@@ -243,7 +248,7 @@ def slice_view(raw: Mapping[str, Any], index: int) -> SliceView:
         skip_node_operations=tuple(spec.get("skipNodeOperations") or ()),
     )
     try:
-        sv.devices = [_device(d, sv) for d in spec.get("devices") or () if isinstance(d, Mapping)]
+        sv.devices = [_device(d, sv) for d in spec.get("devices") or () if _is_mapping(d)]
     except QuantityError as exc:
         raise InputError(f"ResourceSlice {sv.name}: {exc}") from None
     # upstream tests "!= nil": an explicitly empty list still counts
