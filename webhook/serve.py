@@ -10,6 +10,7 @@ multiprocess directory.
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import sys
@@ -132,6 +133,11 @@ def build(options: ServeOptions) -> WebhookServer:
     fetcher.preload()
     for problem in warm_up(gates):
         logging.getLogger("dra_webhook").warning("warm-up: %s", problem)
+    # Everything loaded so far lives as long as the server: keep it out of the cyclic garbage
+    # collector, whose full passes would otherwise rescan it (and dirty the pages the forked
+    # workers share) while requests allocate.
+    gc.collect()
+    gc.freeze()
     settings = Settings(
         gates=gates,
         mode=options.mode,
