@@ -704,14 +704,16 @@ def explain_request(claim: ClaimKey, spec: RequestSpec, trace: RequestTrace | No
     if trace is None:
         return RequestExplanation(claim, spec, 0, [], {}, allocated, [], evaluated=bool(allocated))
     # every device the search looked at, or that the allocation holds (only the number counts)
-    seen = trace.rejected.keys() | trace.selected.keys()
-    seen.update(allocated)
-    groups: dict[RejectionCode, list[tuple[DeviceId, Rejection]]] = {}
-    final = set(allocated)
+    rejected = trace.rejected
     selected = trace.selected
+    seen = rejected.keys() | selected.keys()
+    if allocated:
+        seen.update(allocated)
+    groups: dict[RejectionCode, list[tuple[DeviceId, Rejection]]] = {}
+    final = frozenset(allocated)
     in_use = _IN_USE
-    for device, rejection in trace.rejected.items():
-        if device in final:
+    for device, rejection in rejected.items():
+        if final and device in final:
             continue  # rejected on one branch of the search, chosen on another
         code = rejection.code
         if code is in_use and device in selected:
@@ -764,7 +766,7 @@ def _claim_refs(claims: Sequence[Obj]) -> frozenset[str]:
     """``namespace/name`` of the claims (remembered per list of claim objects: every node asks)."""
     ids = tuple(map(id, claims))
     entry = _REFS.get(ids)
-    if entry is None or any(a is not b for a, b in zip(entry[0], claims)):
+    if entry is None:  # (the entry keeps its claims alive: equal ids are the same objects)
         if len(_REFS) >= 256:
             _REFS.clear()
         entry = _REFS[ids] = (list(claims), frozenset(f"{k[0]}/{k[1]}" for k in (claim_key(c) for c in claims)))
@@ -773,15 +775,18 @@ def _claim_refs(claims: Sequence[Obj]) -> frozenset[str]:
 
 def _is_attempt_rejection(rejection: Rejection) -> bool:
     """In use only because the search had picked the device for some request of this very attempt."""
-    return rejection.code == C.IN_USE and (
+    return rejection.code == _IN_USE and (
         "in this attempt" in rejection.message or "another request" in rejection.message)
 
 
 def _restate_picked(requests: Sequence[RequestExplanation], tracer: ExplainTracer | None) -> None:
     """Say which request of the attempt had picked a device the search then found "in use"
     (a backtracking artifact, not another workload): ``already picked for request gpus of this claim``."""
-    if not any(_is_attempt_rejection(rejection) for req in requests
-               for _, rejection in req.rejections.get(C.IN_USE, ())):
+    for req in requests:
+        devices = req.rejections.get(_IN_USE)
+        if devices and any(_is_attempt_rejection(rejection) for _, rejection in devices):
+            break
+    else:
         return  # the usual case: nothing to restate
     pickers: dict[DeviceId, list[tuple[ClaimKey, str]]] = {}
     for req in requests:  # the final allocation first, then any tentative pick
