@@ -348,39 +348,62 @@ def _shape_checker(shape: Any) -> Callable[[Any], bool]:
 
 
 def _compile_shape(shape: Any) -> Callable[[Any], bool]:
-    """The checker of one shape node: objects and lists check their members with the checkers
-    compiled for them; every other node falls back to :func:`_shape_ok`."""
+    """The checker of one shape node: objects check string and boolean members inline and the
+    others with the checkers compiled for them; quantities and timestamps use :func:`_shape_ok`."""
     if isinstance(shape, dict):
-        fields = {key: _compile_shape(sub) for key, sub in shape.items()}
+        leaves = {key: sub for key, sub in shape.items() if sub is str or sub is bool}
+        nodes = {key: _compile_shape(sub) for key, sub in shape.items() if key not in leaves}
+        size = len(shape)
 
         def check_object(value: Any) -> bool:
             if value is None:
                 return True
             if not isinstance(value, dict):
                 return False
-            pairs = ((k, fields.get(k)) for k in value) if len(value) < len(fields) else fields.items()
-            for key, sub in pairs:
-                if sub is not None:
-                    item = value.get(key)
-                    if item is not None and not sub(item):
+            keys = value if len(value) <= size else shape
+            for key in keys:
+                item = value.get(key)
+                if item is None:
+                    continue
+                leaf = leaves.get(key)
+                if leaf is not None:
+                    if not isinstance(item, leaf):
                         return False
+                    continue
+                sub = nodes.get(key)
+                if sub is not None and not sub(item):
+                    return False
             return True
 
         return check_object
     if isinstance(shape, (list, MapOf)):
         item_check = _compile_shape(shape[0] if isinstance(shape, list) else shape.item)
-        container = list if isinstance(shape, list) else dict
+        is_list = isinstance(shape, list)
 
         def check_items(value: Any) -> bool:
             if value is None:
                 return True
-            if not isinstance(value, container):
-                return False
-            return all(item_check(item) for item in (value if container is list else value.values()))
+            if is_list:
+                if not isinstance(value, list):
+                    return False
+                items = value
+            else:
+                if not isinstance(value, dict):
+                    return False
+                items = value.values()
+            for item in items:
+                if not item_check(item):
+                    return False
+            return True
 
         return check_items
-    if shape is str:
-        return lambda value: value is None or isinstance(value, str)
+    if shape is str or shape is bool:
+        return lambda value: value is None or isinstance(value, shape)
+    if shape is ANY:
+        return lambda value: True
+    if shape is int:
+        return lambda value: value is None or (
+            isinstance(value, int) and not isinstance(value, bool) and _INT64_MIN <= value <= _INT64_MAX)
     return lambda value: _shape_ok(value, shape)
 
 
