@@ -546,6 +546,23 @@ class Search:
             device.cel_results[key] = self.last_rejection
 
     def _check_selectable(self, rd: RequestData, pool: Pool, device: DeviceView) -> bool:
+        if self.tracer is None and not device.binding_conditions and not device.slice.skip_node_operations:
+            # the plain case, without building messages; any CEL error takes the full path
+            # below, which raises it (errors are cached) with where it happened
+            matches = self.a.cel.matches
+            try:
+                for expr in rd.class_selectors:
+                    if not matches(expr, device):
+                        return False
+                for expr in rd.selectors:
+                    if not matches(expr, device):
+                        return False
+            except CELError:
+                pass
+            else:
+                if device.slice.per_device_node_selection:
+                    return node_matches(self.node, device.node_name, device.all_nodes, device.node_selector)
+                return True
         f = self.f
         tracer = self.tracer
         if device.binding_conditions and not f.binding_conditions:
