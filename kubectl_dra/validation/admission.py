@@ -440,12 +440,12 @@ _QUANTITY_CACHE_SIZE = 4096
 
 def _quantity_ok(value: Any) -> bool:
     """True when ``value`` decodes as a quantity."""
-    from ..quantity import Quantity, QuantityError
-
     if type(value) is str:
         known = _QUANTITY_OK.get(value)
         if known is not None:
             return known
+    from ..quantity import Quantity, QuantityError
+
     try:
         Quantity.from_json(value)
         ok = True
@@ -507,42 +507,55 @@ def _checker(schema: Any) -> Callable[[Any], bool]:
     return check
 
 
+#: schema leaves checked inline by their parent object: JSON type -> Python type
+_LEAF_TYPES = {STR: str, BOOL: bool}
+
+
 def _compile(schema: Any) -> Callable[[Any], bool]:
     """The checker of one schema node (``null`` always fits, as in :func:`_check_type`)."""
-    if schema == ANY:
-        return lambda value: True
     if isinstance(schema, dict):
-        fields = {key: _compile(sub) for key, sub in schema.items()}
+        leaves = {key: _LEAF_TYPES[sub] for key, sub in schema.items() if isinstance(sub, str) and sub in _LEAF_TYPES}
+        nodes = {key: _compile(sub) for key, sub in schema.items() if key not in leaves}
+        size = len(schema)
 
         def check_object(value: Any) -> bool:
             if value is None:
                 return True
             if not isinstance(value, dict):
                 return False
-            if len(value) < len(fields):
-                for key, item in value.items():
-                    sub = fields.get(key)
-                    if sub is not None and item is not None and not sub(item):
-                        return False
-                return True
-            for key, sub in fields.items():
+            keys = value if len(value) <= size else schema
+            for key in keys:
                 item = value.get(key)
-                if item is not None and not sub(item):
+                if item is None:
+                    continue
+                leaf = leaves.get(key)
+                if leaf is not None:
+                    if not isinstance(item, leaf):
+                        return False
+                    continue
+                sub = nodes.get(key)
+                if sub is not None and not sub(item):
                     return False
             return True
 
         return check_object
     if isinstance(schema, (list, tuple)):
         item_check = _compile(schema[0] if isinstance(schema, list) else schema[1])
-        container = list if isinstance(schema, list) else dict
+        is_list = isinstance(schema, list)
 
         def check_items(value: Any) -> bool:
             if value is None:
                 return True
-            if not isinstance(value, container):
-                return False
-            for item in (value if container is list else value.values()):
-                if item is not None and not item_check(item):
+            if is_list:
+                if not isinstance(value, list):
+                    return False
+                items = value
+            else:
+                if not isinstance(value, dict):
+                    return False
+                items = value.values()
+            for item in items:
+                if not item_check(item):
                     return False
             return True
 
