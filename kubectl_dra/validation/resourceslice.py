@@ -498,7 +498,11 @@ def _count_attribute_values(attributes: dict[str, Any]) -> int:
     total = 0
     for attr in attributes.values():
         attr = attr if isinstance(attr, dict) else {}
-        lists = sum(len(attr.get(f) or []) for f in LIST_ATTRIBUTE_FIELDS)
+        lists = 0
+        for f in LIST_ATTRIBUTE_FIELDS:
+            items = attr.get(f)
+            if items:
+                lists += len(items)
         total += lists if lists else 1
     return total
 
@@ -547,6 +551,14 @@ def _validate_version_value(value: Any, path: Path) -> list[FieldError]:
 
 def _validate_attribute(attr: Any, path: Path) -> list[FieldError]:
     """DeviceAttribute: exactly one value; string/version limits; list values non-empty."""
+    if type(attr) is dict and len(attr) == 1:  # the common case, one valid scalar: no paths built
+        for fld, value in attr.items():
+            if fld in ("bool", "int") and value is not None:
+                return []
+            if fld in ("string", "version") and type(value) is str and (
+                len(value.encode("utf-8")) <= ATTRIBUTE_MAX_VALUE_LENGTH and (fld == "string" or is_semver(value))
+            ):
+                return []
     attr = attr if isinstance(attr, dict) else {}
     errs: list[FieldError] = []
     count = 0
