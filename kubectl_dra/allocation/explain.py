@@ -706,11 +706,15 @@ def explain_request(claim: ClaimKey, spec: RequestSpec, trace: RequestTrace | No
     # every device the search looked at, or that the allocation holds (only the number counts)
     rejected = trace.rejected
     selected = trace.selected
-    seen = rejected.keys() | selected.keys()
-    if allocated:
-        seen.update(allocated)
-    groups: dict[RejectionCode, list[tuple[DeviceId, Rejection]]] = {}
     final = frozenset(allocated)
+    # every device the search looked at, or that the allocation holds
+    if final:
+        candidates = len(rejected.keys() | selected.keys() | final)
+    elif selected:
+        candidates = len(rejected.keys() | selected.keys())
+    else:
+        candidates = len(rejected)
+    groups: dict[RejectionCode, list[tuple[DeviceId, Rejection]]] = {}
     in_use = _IN_USE
     for device, rejection in rejected.items():
         if final and device in final:
@@ -724,8 +728,12 @@ def explain_request(claim: ClaimKey, spec: RequestSpec, trace: RequestTrace | No
         else:
             found.append((device, rejection))
     ordered = {code: groups[code] for code in sorted(groups, key=STAGE_INDEX.__getitem__)} if len(groups) > 1 else groups
-    funnel = _funnel([(code, len(v)) for code, v in ordered.items()], len(seen))
-    return RequestExplanation(claim, spec, len(seen), funnel, ordered, allocated, list(trace.unsatisfied), True)
+    remaining = candidates
+    funnel = []
+    for code, devices in ordered.items():  # (_funnel, inline: this runs for every request and node)
+        remaining -= len(devices)
+        funnel.append(FunnelStage(code, STAGE_LABEL[code], len(devices), remaining))
+    return RequestExplanation(claim, spec, candidates, funnel, ordered, allocated, list(trace.unsatisfied), True)
 
 
 def _trace_for(tracer: ExplainTracer | None, claim: ClaimKey, name: str) -> RequestTrace | None:

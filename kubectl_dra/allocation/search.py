@@ -78,10 +78,11 @@ class RequestData:
     token: int = 0
     #: key of the remembered reason a device is not selectable (see Search._explain_unselectable)
     why_token: Any = None
+    #: ``request/subrequest`` for a subrequest, else the request's name (set from parent and name)
+    full_name: str = field(init=False, default="")
 
-    @property
-    def full_name(self) -> str:
-        return f"{self.parent}/{self.name}" if self.parent else self.name
+    def __post_init__(self) -> None:
+        self.full_name = f"{self.parent}/{self.name}" if self.parent else self.name
 
 
 #: selectability signatures -> small ints (cheap dictionary keys on every device)
@@ -459,7 +460,13 @@ class Search:
                         continue
                 elif allocating and allocating.get(did) or not skip_dedicated and did in dedicated:
                     if tracer is not None:
-                        self._reject_in_use(rd, device)
+                        known = in_use.rejections.get(did)
+                        if known is not None and not (allocating and allocating.get(did)):
+                            # (the words for a device an allocated claim holds, made once)
+                            tracer.device_rejected(self.claims[ci], rd.full_name, device.slice.driver,
+                                                   device.slice.pool, device.name, known)
+                        else:
+                            self._reject_in_use(rd, device)
                     continue
                 if device.node_dependent:
                     if not self._selectable(rd, pool, device):
