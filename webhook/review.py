@@ -10,10 +10,16 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from kubectl_dra.errors import DraError
+
+try:  # several times faster than json on the large objects of a slice; json stays the reference
+    import orjson
+except ImportError:  # pragma: no cover - orjson is a declared dependency
+    orjson = None
 from kubectl_dra.validation.admission import SUPPORTED_KINDS, Decision
 from kubectl_dra.validation.field import FieldError
 
@@ -91,7 +97,7 @@ def parse_review(body: bytes) -> AdmissionRequest:
     if not body:
         raise MalformedReview("empty request body: expected an admission.k8s.io/v1 AdmissionReview")
     try:
-        review = json.loads(body)
+        review = _loads(body)
     except (UnicodeDecodeError, ValueError) as exc:
         raise MalformedReview(f"request body is not valid JSON: {exc}") from None
     except RecursionError:
@@ -132,6 +138,22 @@ def parse_review(body: bytes) -> AdmissionRequest:
         object=obj,
         old_object=old,
     )
+
+
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+
+
+def _loads(body: bytes) -> Any:
+    """Decode a body with orjson, which accepts only strict RFC 8259 JSON; whatever it refuses
+    (a BOM, UTF-16, NaN, integers beyond 64 bits, ...) is decoded or refused by :func:`json.loads`
+    exactly as before, so the accepted documents and the error messages are json's. Bodies with
+    a run of 19+ digits go to json too: orjson turns integers beyond 64 bits into floats."""
+    if orjson is not None and _LONG_DIGITS.search(body) is None:
+        try:
+            return orjson.loads(body)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(body)
 
 
 def _text(value: Any) -> str:

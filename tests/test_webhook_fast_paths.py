@@ -1,0 +1,157 @@
+"""The admission fast paths give exactly the answers of the slow reference paths.
+
+- request bodies: orjson where it agrees with :func:`json.loads`, json everywhere else;
+- the JSONPatch of a decision: computed only over the changed part, equal to jsonpatch's
+  whole-document diff;
+- decoding and shape checks: the boolean first pass accepts exactly what the error-collecting
+  pass finds nothing in.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from typing import Any
+
+import jsonpatch
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kubectl_dra.validation import admission, common
+from kubectl_dra.validation.field import Path
+from kubectl_dra.validation.resourceslice import RESOURCE_SLICE_SHAPE
+from webhook.review import _loads
+
+SCALARS = st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70) | st.floats(
+    allow_nan=False) | st.text(max_size=6)
+JSON = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+    st.sampled_from(["a", "b", "c", "x/y", "m~n", "name"]), inner, max_size=4), max_leaves=25)
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    """Equal values of equal Python types all the way down (1, 1.0 and True differ)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and math.isnan(a):
+        return math.isnan(b)
+    return a == b
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON)
+def test_body_decoding_matches_json(value: Any) -> None:
+    body = json.dumps(value).encode()
+    assert _same_json(_loads(body), json.loads(body))
+
+
+@pytest.mark.parametrize("body", [
+    b"\xef\xbb\xbf{}", b"[NaN, Infinity]", b"[1e400]", b'["\\ud800"]', b"[123456789012345678901234567890]",
+    b"[18446744073709551616]", b'{"a":1,"a":2}', "{\"\u00e9\": 1}".encode("utf-16"),
+])
+def test_bodies_orjson_refuses_or_reads_differently_are_read_by_json(body: bytes) -> None:
+    assert _same_json(_loads(body), json.loads(body))
+
+
+@pytest.mark.parametrize("body", [b"{oops", b"\xff\xfe\x00", b"[1,]", b"", b"nul"])
+def test_malformed_bodies_fail_like_json(body: bytes) -> None:
+    with pytest.raises(ValueError) as ours:
+        _loads(body)
+    with pytest.raises(ValueError) as reference:
+        json.loads(body)
+    assert str(ours.value) == str(reference.value)
+
+
+def _mutate(value: Any, choice: int) -> Any:
+    """A copy of ``value`` with one nested change picked by ``choice`` (or none)."""
+    out = copy.deepcopy(value)
+    node = out
+    for step in range(8):
+        if isinstance(node, dict) and node:
+            keys = sorted(node)
+            key = keys[(choice >> step) % len(keys)]
+            if isinstance(node[key], (dict, list)) and node[key] and choice % 3:
+                node = node[key]
+                continue
+            node[key] = [node[key], "changed"] if choice % 2 else True
+            return out
+        if isinstance(node, list) and node:
+            i = (choice >> step) % len(node)
+            if isinstance(node[i], (dict, list)) and node[i]:
+                node = node[i]
+                continue
+            node.append(1) if choice % 2 else node.pop(i)
+            return out
+        break
+    return out
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(JSON, st.integers(min_value=0, max_value=2**16))
+def test_patch_equals_the_whole_document_diff(src: Any, choice: int) -> None:
+    dst = _mutate(src, choice)
+    ours = admission.make_patch(src, dst)
+    assert ours == jsonpatch.make_patch(src, dst).patch
+    assert _same_json(jsonpatch.apply_patch(copy.deepcopy(src), ours), dst)
+
+
+@settings(max_examples=200, deadline=None)
+@given(JSON, JSON)
+def test_patch_equals_the_whole_document_diff_for_unrelated_values(src: Any, dst: Any) -> None:
+    assert admission.make_patch(src, dst) == jsonpatch.make_patch(src, dst).patch
+
+
+def test_patch_of_types_python_thinks_equal() -> None:
+    for src, dst in (({"a": {"b": 1}}, {"a": {"b": True}}), ({"a": [1, 2]}, {"a": [1.0, 2]}), ({"a": 1}, {"a": 1})):
+        assert admission.make_patch(src, dst) == jsonpatch.make_patch(src, dst).patch
+
+
+def test_patch_of_a_deep_change_has_the_full_path() -> None:
+    src = {"spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "c"}}]}}}
+    dst = copy.deepcopy(src)
+    dst["spec"]["devices"]["requests"][0]["exactly"]["allocationMode"] = "ExactCount"
+    assert admission.make_patch(src, dst) == [
+        {"op": "add", "path": "/spec/devices/requests/0/exactly/allocationMode", "value": "ExactCount"}]
+
+
+# ----------------------------------------------------------------------------------- type checks
+
+SCHEMA_VALUES = st.recursive(
+    SCALARS | st.sampled_from(["1Gi", "80Gi", " 5 ", "bogus", "1e3", ""]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(
+        ["name", "devices", "attributes", "capacity", "value", "int", "string", "bool", "version", "pool",
+         "generation", "driver", "labels", "nodeSelector", "nodeSelectorTerms", "matchExpressions", "values",
+         "gpu.example.com/model", "taints", "timeAdded", "counters", "sharedCounters"]), inner, max_size=4),
+    max_leaves=20)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(st.sampled_from(["metadata", "spec"]), SCHEMA_VALUES, max_size=2))
+def test_decode_fast_pass_agrees_with_the_error_pass(obj: dict) -> None:
+    for kind, schema in admission.SCHEMAS.items():
+        found: list = []
+        admission._check_type(obj, schema, None, found)
+        assert admission._checker(schema)(obj) == (not found), kind
+
+
+@settings(max_examples=400, deadline=None)
+@given(SCHEMA_VALUES)
+def test_shape_fast_pass_agrees_with_the_error_pass(value: Any) -> None:
+    for key, shape in RESOURCE_SLICE_SHAPE.items():
+        assert common._shape_checker(shape)(value) == (not common._shape_errors(value, shape, Path.root(key)))
+
+
+def test_decode_of_a_valid_and_of_a_broken_slice() -> None:
+    from benchmarks.bench_admission import slice_64
+
+    good = slice_64()
+    assert admission.decode_errors(good, "ResourceSlice") == []
+    bad = slice_64()
+    bad["spec"]["devices"][5]["capacity"]["gpu.example.com/memory"]["value"] = "lots"
+    errors = admission.decode_errors(bad, "ResourceSlice")
+    assert [e.field for e in errors] == ["spec.devices[5].capacity[gpu.example.com/memory].value"]
