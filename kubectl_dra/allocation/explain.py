@@ -46,6 +46,8 @@ STAGES: tuple[tuple[RejectionCode, str], ...] = (
 )
 STAGE_INDEX: dict[RejectionCode, int] = {code: i for i, (code, _) in enumerate(STAGES)}
 _IN_USE = C.IN_USE
+_COUNTERS_EXHAUSTED = C.COUNTERS_EXHAUSTED
+_COMPATIBILITY_CONFLICT = C.COMPATIBILITY_CONFLICT
 
 #: codes that mean "the device is not of the kind asked for" (it does not count as matching)
 SELECTION_CODES = frozenset({C.NOT_IN_CLASS, C.CLASS_SELECTOR_FALSE, C.REQUEST_SELECTOR_FALSE, C.CEL_ERROR})
@@ -327,9 +329,9 @@ class SelectionRefiner:
         """The rejection to record (see the class)."""
         code = rejection.code
         if code is not _IN_USE:
-            if code is C.COUNTERS_EXHAUSTED:
+            if code is _COUNTERS_EXHAUSTED:
                 return self._counters(driver, pool, rejection)
-            if code is C.COMPATIBILITY_CONFLICT:
+            if code is _COMPATIBILITY_CONFLICT:
                 return self._compat(driver, pool, rejection)
             return rejection
         # the fast way: the answer for this request's words, remembered on the device's view
