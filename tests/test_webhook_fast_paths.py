@@ -155,3 +155,26 @@ def test_decode_of_a_valid_and_of_a_broken_slice() -> None:
     bad["spec"]["devices"][5]["capacity"]["gpu.example.com/memory"]["value"] = "lots"
     errors = admission.decode_errors(bad, "ResourceSlice")
     assert [e.field for e in errors] == ["spec.devices[5].capacity[gpu.example.com/memory].value"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON)
+def test_json_copy_is_an_equal_independent_copy(value: Any) -> None:
+    copied = admission._json_copy(value)
+    assert _same_json(copied, admission._walk_copy(value))
+    if isinstance(value, (dict, list)) and value:
+        assert copied is not value
+        copied.clear()
+        assert value  # the original is untouched
+
+
+def test_json_copy_keeps_what_orjson_would_change() -> None:
+    import datetime
+
+    when = datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc)
+    value = {"nan": [float("nan")], "inf": float("inf"), "big": 2**80, "when": when, "tuple": (1, 2), 3: "int key",
+             "nested": {"x": [1, True, 1.0, None]}}
+    copied = admission._json_copy(value)
+    assert math.isnan(copied["nan"][0]) and copied["inf"] == float("inf") and copied["big"] == 2**80
+    assert copied["when"] is when and copied["tuple"] == (1, 2) and copied[3] == "int key"
+    assert _same_json(copied["nested"], value["nested"]) and copied["nested"] is not value["nested"]
