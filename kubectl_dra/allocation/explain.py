@@ -110,6 +110,9 @@ class ExplainTracer(NullTracer):
                  refine_pool: Callable[[str, str, Rejection], Rejection] | None = None) -> None:
         self.node = node
         self.refine = refine
+        #: codes the refiner may restate (a SelectionRefiner leaves every other code alone)
+        self._refined: frozenset[RejectionCode] | None = (
+            SelectionRefiner.RESTATES if isinstance(refine, SelectionRefiner) else None)
         self.refine_pool = refine_pool
         self.requests: dict[tuple[ClaimKey, str], RequestTrace] = {}
         self.pools: dict[tuple[str, str], Rejection] = {}
@@ -142,7 +145,7 @@ class ExplainTracer(NullTracer):
         rejected = trace.rejected  # type: ignore[union-attr]
         if key in rejected:
             return
-        if self.refine is not None:
+        if self.refine is not None and (self._refined is None or rejection.code in self._refined):
             rejection = self.refine(claim, request, driver, pool, device, rejection)
         rejected[key] = rejection
 
@@ -170,6 +173,9 @@ class SelectionRefiner:
     a device of another class is "not in the class"; this evaluates the class and request
     selectors for such devices (cached) so the funnel reads in selection order.
     """
+
+    #: the codes :meth:`__call__` may restate; it returns any other rejection as it is
+    RESTATES = frozenset({C.IN_USE, C.COUNTERS_EXHAUSTED, C.COMPATIBILITY_CONFLICT})
 
     def __init__(self, state: Any, gates: Any = None) -> None:
         self.state = state
