@@ -186,30 +186,36 @@ def _capacity(raw: Mapping[str, Any] | None, driver: str) -> dict[str, Capacity]
     return out
 
 
+def _consumption(c: Any) -> CounterConsumption:
+    c = c or {}
+    return CounterConsumption(c.get("counterSet") or "", c.get("counters") or {},
+                              frozenset(c.get("compatibilityGroups") or ()) or None)
+
+
 def _device(raw: Mapping[str, Any], sv: SliceView) -> DeviceView:
-    name = raw.get("name") or ""
-    consumes = []
-    for c in raw.get("consumesCounters") or ():
-        c = c or {}
-        consumes.append(CounterConsumption(c.get("counterSet") or "", c.get("counters") or {},
-                                           frozenset(c.get("compatibilityGroups") or ()) or None))
+    # (built for every device of the cluster on the first preview: one lookup per field,
+    # empty tuples shared)
+    get = raw.get
+    name = get("name") or ""
+    driver, pool = sv.driver, sv.pool
+    counters = get("consumesCounters")
+    taints = get("taints")
+    conditions = get("bindingConditions")
+    failures = get("bindingFailureConditions")
+    capacity = get("capacity")
     return DeviceView(
-        raw=raw,
-        slice=sv,
-        name=name,
-        id=(sv.driver, sv.pool, name),
-        uid=device_uid(sv.driver, sv.pool, name),
-        attributes=raw.get("attributes") or {},
-        consumes=tuple(consumes),
-        allow_multiple=bool(raw.get("allowMultipleAllocations")),
-        taints=tuple(raw.get("taints") or ()),
-        binding_conditions=tuple(raw.get("bindingConditions") or ()),
-        binding_failure_conditions=tuple(raw.get("bindingFailureConditions") or ()),
-        binds_to_node=bool(raw.get("bindsToNode")),
-        node_name=raw.get("nodeName") or "",
-        all_nodes=bool(raw.get("allNodes")),
-        node_selector=raw.get("nodeSelector"),
-        has_policies=any((c or {}).get("requestPolicy") for c in (raw.get("capacity") or {}).values()),
+        raw, sv, name, (driver, pool, name), f"{driver}/{pool}/{name}",
+        get("attributes") or {},
+        tuple(_consumption(c) for c in counters) if counters else (),
+        bool(get("allowMultipleAllocations")),
+        tuple(taints) if taints else (),
+        tuple(conditions) if conditions else (),
+        tuple(failures) if failures else (),
+        bool(get("bindsToNode")),
+        get("nodeName") or "",
+        bool(get("allNodes")),
+        get("nodeSelector"),
+        has_policies=any((c or {}).get("requestPolicy") for c in capacity.values()) if capacity else False,
         node_dependent=sv.per_device_node_selection or bool(sv.skip_node_operations),
     )
 
@@ -253,7 +259,7 @@ def slice_view(raw: Mapping[str, Any], index: int) -> SliceView:
         raise InputError(f"ResourceSlice {sv.name}: {exc}") from None
     # upstream tests "!= nil": an explicitly empty list still counts
     sv.has_binding_conditions = any(d.raw.get("bindingConditions") is not None for d in sv.devices)
-    sv.has_compat_groups = any(d.has_compat_groups for d in sv.devices)
+    sv.has_compat_groups = any(c.groups for d in sv.devices if d.consumes for c in d.consumes)
     return sv
 
 
