@@ -78,7 +78,10 @@ def _mutate(value: Any, choice: int) -> Any:
             if isinstance(node[key], (dict, list)) and node[key] and choice % 3:
                 node = node[key]
                 continue
-            node[key] = [node[key], "changed"] if choice % 2 else True
+            if choice % 5 == 4:  # members added next to the existing ones, as defaulting does
+                node.update({"new~/": {"a": [1]}, "other": choice})
+            else:
+                node[key] = [node[key], "changed"] if choice % 2 else True
             return out
         if isinstance(node, list) and node:
             i = (choice >> step) % len(node)
@@ -109,6 +112,19 @@ def test_patch_equals_the_whole_document_diff_for_unrelated_values(src: Any, dst
 def test_patch_of_types_python_thinks_equal() -> None:
     for src, dst in (({"a": {"b": 1}}, {"a": {"b": True}}), ({"a": [1, 2]}, {"a": [1.0, 2]}), ({"a": 1}, {"a": 1})):
         assert admission.make_patch(src, dst) == jsonpatch.make_patch(src, dst).patch
+
+
+def test_patch_of_added_members_only() -> None:
+    src = {"a": {"b": {"x": 1}}, "c": 2}
+    for extra in ({"y": 2}, {"y": {"z": [1, 2]}, "w~/": None}, {}):
+        dst = copy.deepcopy(src)
+        dst["a"]["b"].update(extra)
+        ours = admission.make_patch(src, dst)
+        assert ours == jsonpatch.make_patch(src, dst).patch
+        assert len(ours) == len(extra)
+        if extra:
+            dst["a"]["b"]["y"] = "later change"
+            assert ours[0]["value"] != "later change"  # values are copies
 
 
 def test_patch_of_a_deep_change_has_the_full_path() -> None:

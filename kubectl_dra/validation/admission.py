@@ -240,15 +240,25 @@ def make_patch(src: Any, dst: Any) -> list[dict]:
             break
         parts.append(differing[0])
         src, dst = src[differing[0]], dst[differing[0]]
+    prefix = "".join("/" + _pointer_token(p) for p in parts)
+    if isinstance(src, dict) and isinstance(dst, dict) and all(
+        k in dst and _same(v, dst[k]) for k, v in src.items()
+    ):  # only members added (defaults): one add each, in the order jsonpatch gives them
+        return [{"op": "add", "path": f"{prefix}/{_pointer_token(k)}", "value": _json_copy(v)}
+                for k, v in dst.items() if k not in src]
     ops = jsonpatch.make_patch(src, dst).patch
     if not parts:
         return ops
-    prefix = "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
     for op in ops:
         op["path"] = prefix + op["path"]
         if "from" in op:
             op["from"] = prefix + op["from"]
     return ops
+
+
+def _pointer_token(part: str | int) -> str:
+    """One JSON Pointer reference token (RFC 6901 escaping)."""
+    return str(part).replace("~", "~0").replace("/", "~1")
 
 
 def _same(a: Any, b: Any) -> bool:
