@@ -207,8 +207,10 @@ def _list_attributes_in_use(spec: dict[str, Any]) -> bool:
     """Any attribute with a list value present (even empty)."""
     for d in _devices(spec):
         for attr in (d.get("attributes") or {}).values():
-            if isinstance(attr, dict) and any(_present(attr, f) for f in LIST_ATTRIBUTE_FIELDS):
-                return True
+            if isinstance(attr, dict):
+                for f in LIST_ATTRIBUTE_FIELDS:  # a plain loop: this runs for every attribute
+                    if attr.get(f) is not None:
+                        return True
     return False
 
 
