@@ -404,7 +404,25 @@ def _compile_shape(shape: Any) -> Callable[[Any], bool]:
     if shape is int:
         return lambda value: value is None or (
             isinstance(value, int) and not isinstance(value, bool) and _INT64_MIN <= value <= _INT64_MAX)
+    if shape is QUANTITY:
+        return _quantity_text_ok
     return lambda value: _shape_ok(value, shape)
+
+
+#: Quantity strings already found valid (bounded): capacities repeat on every device.
+_VALID_QUANTITY_TEXTS: set[str] = set()
+
+
+def _quantity_text_ok(value: Any) -> bool:
+    """The QUANTITY shape check, remembering the valid strings."""
+    if type(value) is str and value in _VALID_QUANTITY_TEXTS:
+        return True
+    ok = _shape_ok(value, QUANTITY)
+    if ok and type(value) is str:
+        if len(_VALID_QUANTITY_TEXTS) >= 4096:
+            _VALID_QUANTITY_TEXTS.clear()
+        _VALID_QUANTITY_TEXTS.add(value)
+    return ok
 
 
 def _shape_ok(value: Any, shape: Any) -> bool:
