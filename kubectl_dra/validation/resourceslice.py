@@ -523,9 +523,13 @@ def _validate_map(
     if max_size is not None and len(mapping) > max_size:
         return [too_many(path, len(mapping), max_size)]
     errs: list[FieldError] = []
+    quick_ok = _QUICK_OK.get(validate_item)  # values it accepts need no path built
     for key, item in mapping.items():
-        errs.extend(validate_key(str(key), path))
-        errs.extend(validate_item(item, path.key(middle_truncate(str(key), truncate))))
+        name = str(key)
+        errs.extend(validate_key(name, path))
+        if quick_ok is not None and quick_ok(item):
+            continue
+        errs.extend(validate_item(item, path.key(middle_truncate(name, truncate))))
     return errs
 
 
@@ -551,16 +555,23 @@ def _validate_version_value(value: Any, path: Path) -> list[FieldError]:
     return errs
 
 
-def _validate_attribute(attr: Any, path: Path) -> list[FieldError]:
-    """DeviceAttribute: exactly one value; string/version limits; list values non-empty."""
-    if type(attr) is dict and len(attr) == 1:  # the common case, one valid scalar: no paths built
+def _scalar_attribute_ok(attr: Any) -> bool:
+    """True for the common attribute that :func:`_validate_attribute` accepts: one valid scalar."""
+    if type(attr) is dict and len(attr) == 1:
         for fld, value in attr.items():
             if fld in ("bool", "int") and value is not None:
-                return []
+                return True
             if fld in ("string", "version") and type(value) is str and (
                 len(value.encode("utf-8")) <= ATTRIBUTE_MAX_VALUE_LENGTH and (fld == "string" or is_semver(value))
             ):
-                return []
+                return True
+    return False
+
+
+def _validate_attribute(attr: Any, path: Path) -> list[FieldError]:
+    """DeviceAttribute: exactly one value; string/version limits; list values non-empty."""
+    if _scalar_attribute_ok(attr):  # the common case: no paths built
+        return []
     attr = attr if isinstance(attr, dict) else {}
     errs: list[FieldError] = []
     count = 0
@@ -602,6 +613,18 @@ def _validate_single_capacity(capacity: Any, path: Path) -> list[FieldError]:
     if _present(capacity, "requestPolicy"):
         return [forbidden(path.child("requestPolicy"), "allowMultipleAllocations must be true")]
     return []
+
+
+def _plain_capacity_ok(capacity: Any) -> bool:
+    """True when :func:`_validate_single_capacity` finds nothing (no requestPolicy)."""
+    return not isinstance(capacity, dict) or capacity.get("requestPolicy") is None
+
+
+#: item validators of :func:`_validate_map` -> a quick check of the values they accept
+_QUICK_OK: dict[Callable[..., list[FieldError]], Callable[[Any], bool]] = {
+    _validate_attribute: _scalar_attribute_ok,
+    _validate_single_capacity: _plain_capacity_ok,
+}
 
 
 def _validate_multi_capacity(capacity: Any, path: Path, gates: Any) -> list[FieldError]:
