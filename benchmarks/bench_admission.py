@@ -294,6 +294,23 @@ def saturated_wrk(port: int, body: bytes, workdir: Path, duration: float = DURAT
             "p50_ms": p50 / 1000, "p99_ms": p99 / 1000, "max_ms": worst / 1000}
 
 
+def worker_cpu_seconds(server_pid: int) -> dict[int, float]:
+    """CPU seconds (user + system) used so far by each gunicorn worker of the server."""
+    clock = os.sysconf("SC_CLK_TCK")
+    out: dict[int, float] = {}
+    try:
+        children = Path(f"/proc/{server_pid}/task/{server_pid}/children").read_text().split()
+    except OSError:  # not Linux: no per-worker figures
+        return out
+    for pid in map(int, children):
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        out[pid] = (int(fields[11]) + int(fields[12])) / clock
+    return out
+
+
 def core_latency(obj: dict[str, Any], n: int = 300) -> float:
     """Median milliseconds of the core's ``review()`` alone, in-process, for comparison."""
     from kubectl_dra.gates import FeatureGates
@@ -336,15 +353,20 @@ def main() -> None:
             entry = {"body_bytes": len(body), "core_review_ms": core_latency(obj)}
             entry["rate_300"] = fixed_rate(port, ca, body)
             entry["saturated_python"] = saturated_python(port, ca, body)
+            cpu_before = worker_cpu_seconds(process.pid)
             wrk_result = saturated_wrk(port, body, workdir)
             if wrk_result is not None:
-                entry["saturated_wrk"] = wrk_result
+                cpu_after = worker_cpu_seconds(process.pid)
+                # keep-alive connections stay on the worker that accepted them: when one worker got
+                # them all, the server used one core and the saturated figure is halved
+                wrk_result["worker_cpu_s"] = [round(cpu_after[pid] - cpu_before.get(pid, 0.0), 2) for pid in cpu_after]
             results[name] = entry
             print(f"{name}: {len(body)} bytes per AdmissionReview; core review() alone {entry['core_review_ms']:.2f} ms")
             print(_row("300 req/s (open loop)", entry["rate_300"]))
             print(_row(f"saturated, python x{SATURATION_CONNECTIONS}", entry["saturated_python"]))
             if wrk_result is not None:
-                print(_row(f"saturated, wrk -c{SATURATION_CONNECTIONS}", wrk_result))
+                print(_row(f"saturated, wrk -c{SATURATION_CONNECTIONS}", wrk_result)
+                      + f"; CPU s per worker {wrk_result['worker_cpu_s']}")
             sys.stdout.flush()
     finally:
         process.send_signal(signal.SIGTERM)
