@@ -161,20 +161,26 @@ def review(
         raise ValueError("an UPDATE needs the stored (old) object")
     old_obj = _json_copy(old) if operation == "UPDATE" else None
 
-    # decoding: a value of the wrong type ends the request before any admission step
-    decode = decode_errors(submitted, kind)
-    if old_obj is not None:
-        decode += decode_errors(old_obj, kind, prefix="in the stored object: ")
-    if decode:
-        return Decision(kind, name, ns, operation, False, decode, [], [], _json_copy(submitted))
-
     module_name, prepare_name, validate_name = handler
     module = importlib.import_module(module_name)
     prepare = getattr(module, prepare_name)
     validate = getattr(module, validate_name)
 
+    # decoding: a value of the wrong type ends the request before any admission step. Kinds whose
+    # handlers re-check their own shape get one pass over both schemas; only a failure of that
+    # pass walks again, for the decode errors and then (in the handlers) the shape errors.
+    both = None if subresource else _both_checker(kind, module)
+    shape_checked = both is not None and both(submitted) and (old_obj is None or both(old_obj))
+    if not shape_checked:
+        decode = decode_errors(submitted, kind)
+        if old_obj is not None:
+            decode += decode_errors(old_obj, kind, prefix="in the stored object: ")
+        if decode:
+            return Decision(kind, name, ns, operation, False, decode, [], [], _json_copy(submitted))
+    checked: dict[str, bool] = {"shape_checked": True} if shape_checked else {}
+
     warnings: list[str] = []
-    prepared = prepare(_json_copy(submitted), old_obj, gates)
+    prepared = prepare(_json_copy(submitted), old_obj, gates, **checked)
     if isinstance(prepared, tuple):  # (object, warnings) from handlers that explain what they dropped
         prepared, extra = prepared
         warnings.extend(extra)
@@ -183,7 +189,7 @@ def review(
         errors.extend(_authorize_admin_access_status(prepared, old_obj, namespace_labels))
     elif not subresource and operation == "CREATE" and kind in ("ResourceClaim", "ResourceClaimTemplate"):
         errors.extend(_authorize_admin_access(prepared, namespace_labels))
-    errors.extend(validate(prepared, old_obj, gates))
+    errors.extend(validate(prepared, old_obj, gates, **checked))
     errors = _unique(errors)
 
     patch = make_patch(submitted, prepared)
@@ -455,6 +461,107 @@ def decode_errors(obj: Any, kind: str, prefix: str = "") -> list[FieldError]:
 
 
 _META_ONLY = {"metadata": _META}
+
+#: kind -> the name of its handler module's shape (``common.check_shape`` notation), for the kinds
+#: whose prepare/validate accept ``shape_checked=True`` in place of re-checking it
+_HANDLER_SHAPES: dict[str, str] = {"ResourceSlice": "RESOURCE_SLICE_SHAPE", "DeviceClass": "DEVICE_CLASS_SHAPE"}
+#: kind -> the compiled checker of its decode schema and handler shape together
+_BOTH_CHECKERS: dict[str, Callable[[Any], bool]] = {}
+
+
+def _both_checker(kind: str, module: Any) -> Callable[[Any], bool] | None:
+    """One boolean pass that is true exactly when :func:`decode_errors` and the handler's
+    ``shape_errors`` would both find nothing (``None`` for kinds without a handler shape)."""
+    known = _BOTH_CHECKERS.get(kind)
+    if known is not None:
+        return known
+    shape_name = _HANDLER_SHAPES.get(kind)
+    shape = getattr(module, shape_name, None) if shape_name else None
+    if shape is None:
+        return None
+    root_shape = {key: shape[key] for key in ("metadata", "spec")}
+    root_check = _compile_both(SCHEMAS.get(kind, _META_ONLY), root_shape)
+
+    def check(obj: Any) -> bool:
+        return isinstance(obj, dict) and root_check(obj)
+
+    _BOTH_CHECKERS[kind] = check
+    return check
+
+
+_ABSENT = object()
+
+
+def _compile_both(schema: Any, shape: Any) -> Callable[[Any], bool]:
+    """The checker of a decode-schema node and a shape node at the same place: objects, lists and
+    maps are walked once, with members present in either; leaves must fit both."""
+    from .common import ANY as SHAPE_ANY
+    from .common import MapOf, _compile_shape
+
+    if shape is _ABSENT or shape is SHAPE_ANY:
+        return _compile(schema) if schema is not _ABSENT else (lambda value: True)
+    if schema is _ABSENT or schema == ANY:
+        return _compile_shape(shape)
+    if isinstance(schema, dict) and isinstance(shape, dict):
+        keys = list(schema) + [key for key in shape if key not in schema]
+        leaves: dict[str, type] = {}
+        nodes: dict[str, Callable[[Any], bool]] = {}
+        for key in keys:
+            sub_schema, sub_shape = schema.get(key, _ABSENT), shape.get(key, _ABSENT)
+            leaf = _LEAF_TYPES.get(sub_schema) if isinstance(sub_schema, str) else None
+            if leaf is not None and sub_shape in (leaf, _ABSENT):
+                leaves[key] = leaf
+            elif sub_schema is _ABSENT and (sub_shape is str or sub_shape is bool):
+                leaves[key] = sub_shape
+            else:
+                nodes[key] = _compile_both(sub_schema, sub_shape)
+        size = len(keys)
+
+        def check_object(value: Any) -> bool:
+            if value is None:
+                return True
+            if not isinstance(value, dict):
+                return False
+            for key in (value if len(value) <= size else keys):
+                item = value.get(key)
+                if item is None:
+                    continue
+                leaf = leaves.get(key)
+                if leaf is not None:
+                    if not isinstance(item, leaf):
+                        return False
+                    continue
+                sub = nodes.get(key)
+                if sub is not None and not sub(item):
+                    return False
+            return True
+
+        return check_object
+    if (isinstance(schema, list) and isinstance(shape, list)) or (
+        isinstance(schema, tuple) and isinstance(shape, MapOf)
+    ):
+        is_list = isinstance(schema, list)
+        item_check = _compile_both(schema[0], shape[0]) if is_list else _compile_both(schema[1], shape.item)
+
+        def check_items(value: Any) -> bool:
+            if value is None:
+                return True
+            if is_list:
+                if not isinstance(value, list):
+                    return False
+                items = value
+            else:
+                if not isinstance(value, dict):
+                    return False
+                items = value.values()
+            for item in items:
+                if not item_check(item):
+                    return False
+            return True
+
+        return check_items
+    first, second = _compile(schema), _compile_shape(shape)
+    return lambda value: first(value) and second(value)
 
 #: Quantity texts already parsed -> valid or not (bounded; the same few values recur).
 _QUANTITY_OK: dict[str, bool] = {}

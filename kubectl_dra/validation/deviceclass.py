@@ -57,18 +57,24 @@ def shape_errors(obj: Any) -> list[FieldError]:
     return [e for k in ("metadata", "spec") for e in check_shape(obj.get(k), DEVICE_CLASS_SHAPE[k], Path.root(k))]
 
 
-def prepare_device_class(obj: dict[str, Any], old: dict[str, Any] | None, gates: Any) -> dict[str, Any]:
+def prepare_device_class(
+    obj: dict[str, Any], old: dict[str, Any] | None, gates: Any, *, shape_checked: bool = False
+) -> dict[str, Any]:
     """Apply the create/update strategy in place (a namespace on this cluster-scoped kind is
-    cleared) and return the same dict."""
+    cleared) and return the same dict. ``shape_checked=True`` says the caller already found no
+    :func:`shape_errors` in ``obj``."""
     meta = obj.get("metadata")
-    if isinstance(meta, dict) and not shape_errors(obj):
+    if isinstance(meta, dict) and (shape_checked or not shape_errors(obj)):
         meta.pop("namespace", None)
     return obj
 
 
-def validate_device_class(obj: dict[str, Any], old: dict[str, Any] | None, gates: Any) -> list[FieldError]:
-    """Field errors for creating (``old`` None) or updating a DeviceClass, after preparation."""
-    decode_errs = shape_errors(obj) + (shape_errors(old) if old is not None else [])
+def validate_device_class(
+    obj: dict[str, Any], old: dict[str, Any] | None, gates: Any, *, shape_checked: bool = False
+) -> list[FieldError]:
+    """Field errors for creating (``old`` None) or updating a DeviceClass, after preparation.
+    ``shape_checked=True`` says the caller already found no :func:`shape_errors` in both objects."""
+    decode_errs = [] if shape_checked else shape_errors(obj) + (shape_errors(old) if old is not None else [])
     if decode_errs:
         # The API server cannot even decode such a request (HTTP 400): nothing else is reported.
         return decode_errs

@@ -273,12 +273,13 @@ def _drop_disabled_fields(spec: dict[str, Any], old_spec: dict[str, Any] | None,
 
 
 def prepare_resource_slice(
-    obj: dict[str, Any], old: dict[str, Any] | None, gates: Any
+    obj: dict[str, Any], old: dict[str, Any] | None, gates: Any, *, shape_checked: bool = False
 ) -> tuple[dict[str, Any], list[str]]:
     """Apply the create (``old`` None) or update strategy to ``obj`` in place: clear the namespace
     (cluster-scoped kind) and drop fields of disabled gates unless ``old`` uses them.
-    Returns ``(obj, warnings)``: the same dict and the API server's warnings for it."""
-    if shape_errors(obj) or (old is not None and shape_errors(old)):
+    Returns ``(obj, warnings)``: the same dict and the API server's warnings for it.
+    ``shape_checked=True`` says the caller already found no :func:`shape_errors` in both objects."""
+    if not shape_checked and (shape_errors(obj) or (old is not None and shape_errors(old))):
         return obj, []  # undecodable: left as submitted for validation to report
     meta = obj.get("metadata")
     if isinstance(meta, dict):
@@ -302,9 +303,12 @@ def warnings_resource_slice(obj: dict[str, Any], old: dict[str, Any] | None = No
 # Validation
 
 
-def validate_resource_slice(obj: dict[str, Any], old: dict[str, Any] | None, gates: Any) -> list[FieldError]:
-    """Field errors for creating (``old`` None) or updating a ResourceSlice, after preparation."""
-    decode_errs = shape_errors(obj) + (shape_errors(old) if old is not None else [])
+def validate_resource_slice(
+    obj: dict[str, Any], old: dict[str, Any] | None, gates: Any, *, shape_checked: bool = False
+) -> list[FieldError]:
+    """Field errors for creating (``old`` None) or updating a ResourceSlice, after preparation.
+    ``shape_checked=True`` says the caller already found no :func:`shape_errors` in both objects."""
+    decode_errs = [] if shape_checked else shape_errors(obj) + (shape_errors(old) if old is not None else [])
     if decode_errs:
         # The API server cannot even decode such a request (HTTP 400): nothing else is reported.
         return decode_errs
