@@ -131,3 +131,22 @@ def test_direct_callers_still_get_shape_errors() -> None:
     cls = rich_class()
     cls["spec"]["extendedResourceName"] = 7
     assert [e.field for e in deviceclass.validate_device_class(cls, None, GATES)] == ["spec.extendedResourceName"]
+
+
+@pytest.mark.parametrize(
+    ("member", "value", "field"),
+    [
+        ("taints", [{"key": "k", "effect": "Bogus"}], "spec.devices[0].taints[0].effect"),
+        ("consumesCounters", [{"counterSet": "", "counters": {}}], "spec.devices[0].consumesCounters[0].counterSet"),
+        ("bindingFailureConditions", ["x"], "spec.devices[0].bindingConditions"),
+        ("nodeAllocatableResources", {"bogus": {}}, "spec.devices[0].nodeAllocatableResources[bogus]"),
+    ],
+)
+def test_features_a_device_uses_are_still_validated(member: str, value: Any, field: str) -> None:
+    obj = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s"},
+           "spec": {"driver": "d.example.com", "nodeName": "n", "pool": {"name": "p", "resourceSliceCount": 1},
+                    "devices": [{"name": "d0", member: value}]}}
+    gates = FeatureGates.default().with_overrides({"DRADeviceTaints": True, "DRAPartitionableDevices": True,
+                                                   "DRADeviceBindingConditions": True, "DRAResourceClaimDeviceStatus": True})
+    errs = resourceslice.validate_resource_slice(obj, None, gates)
+    assert field in [e.field for e in errs]

@@ -496,6 +496,7 @@ def _compile_both(schema: Any, shape: Any) -> Callable[[Any], bool]:
     """The checker of a decode-schema node and a shape node at the same place: objects, lists and
     maps are walked once, with members present in either; leaves must fit both."""
     from .common import ANY as SHAPE_ANY
+    from .common import QUANTITY as SHAPE_QUANTITY
     from .common import MapOf, _compile_shape
 
     if shape is _ABSENT or shape is SHAPE_ANY:
@@ -560,8 +561,26 @@ def _compile_both(schema: Any, shape: Any) -> Callable[[Any], bool]:
             return True
 
         return check_items
+    if schema == INT and shape is int:  # the shape's 64-bit integer is the narrower rule
+        return _compile_shape(shape)
     first, second = _compile(schema), _compile_shape(shape)
+    if schema == QUANTITY and shape == SHAPE_QUANTITY:  # capacities repeat on every device: remember them
+        return lambda value: (type(value) is str and value in _BOTH_QUANTITIES) or _both_quantity(value, first, second)
     return lambda value: first(value) and second(value)
+
+
+#: Quantity strings that both the decode schema and the handler shape accept (bounded).
+_BOTH_QUANTITIES: set[str] = set()
+
+
+def _both_quantity(value: Any, first: Callable[[Any], bool], second: Callable[[Any], bool]) -> bool:
+    """Both quantity checks, remembering the strings that pass them."""
+    ok = first(value) and second(value)
+    if ok and type(value) is str:
+        if len(_BOTH_QUANTITIES) >= _QUANTITY_CACHE_SIZE:
+            _BOTH_QUANTITIES.clear()
+        _BOTH_QUANTITIES.add(value)
+    return ok
 
 #: Quantity texts already parsed -> valid or not (bounded; the same few values recur).
 _QUANTITY_OK: dict[str, bool] = {}

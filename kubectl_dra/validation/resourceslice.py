@@ -477,25 +477,28 @@ def _validate_device(
                 capacity, None, ATTRIBUTE_KEY_TRUNCATE, validate_qualified_name, check_capacity, path.child("capacity")
             )
         )
+    # features the device does not use (empty or null fields) have nothing to report: their
+    # checks, and the paths built for them, are skipped
     taints = device.get("taints") or []
-    if old_device is None or not semantic_equal(old_device.get("taints"), taints):
+    if taints and (old_device is None or not semantic_equal(old_device.get("taints"), taints)):
         errs.extend(validate_list(taints, path.child("taints"), MAX_TAINTS_PER_DEVICE, validate_device_taint))
-    errs.extend(
-        validate_list(
-            device.get("consumesCounters") or [],
-            path.child("consumesCounters"),
-            MAX_COUNTER_CONSUMPTIONS_PER_DEVICE,
-            _validate_counter_consumption,
-            key=lambda c: (c or {}).get("counterSet") or "",
+    consumes = device.get("consumesCounters") or []
+    if consumes:
+        errs.extend(
+            validate_list(
+                consumes,
+                path.child("consumesCounters"),
+                MAX_COUNTER_CONSUMPTIONS_PER_DEVICE,
+                _validate_counter_consumption,
+                key=lambda c: (c or {}).get("counterSet") or "",
+            )
         )
-    )
     errs.extend(_validate_device_node_selection(device, path, per_device))
-    errs.extend(validate_binding_conditions(device, path))
-    errs.extend(
-        _validate_node_allocatable(
-            device.get("nodeAllocatableResources") or {}, capacity, path.child("nodeAllocatableResources")
-        )
-    )
+    if device.get("bindingConditions") is not None or device.get("bindingFailureConditions") is not None:
+        errs.extend(validate_binding_conditions(device, path))
+    allocatable = device.get("nodeAllocatableResources") or {}
+    if allocatable:
+        errs.extend(_validate_node_allocatable(allocatable, capacity, path.child("nodeAllocatableResources")))
     return errs
 
 
