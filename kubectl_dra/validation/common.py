@@ -711,6 +711,7 @@ def _memo_valid(fn: Callable[[str, Path], list[FieldError]]) -> Callable[[str, P
             valid.add(value)
         return errs
 
+    check.valid_values = valid  # type: ignore[attr-defined]  # for callers that loop over many keys
     return check
 
 

@@ -531,9 +531,11 @@ def _validate_map(
         return [too_many(path, len(mapping), max_size)]
     errs: list[FieldError] = []
     quick_ok = _QUICK_OK.get(validate_item)  # values it accepts need no path built
+    known_keys = getattr(validate_key, "valid_values", ())  # names a memoized validator accepted
     for key, item in mapping.items():
         name = str(key)
-        errs.extend(validate_key(name, path))
+        if name not in known_keys:
+            errs.extend(validate_key(name, path))
         if quick_ok is not None and quick_ok(item):
             continue
         errs.extend(validate_item(item, path.key(middle_truncate(name, truncate))))
