@@ -12,7 +12,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from kubectl_dra.gates import FeatureGates
 from kubectl_dra.validation.admission import review
 from tests.admission_scenarios import gates_for, load_admission_scenarios, operation_of, scenario_id
-from tests.test_webhook_support import (
+from tests.webhook_support import (
     admission_review,
     apply_response_patch,
     check_response_shape,

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from kubectl_dra.gates import FeatureGates
 from tests.admission_scenarios import load_admission_scenarios
-from tests.test_webhook_support import admission_review, apply_response_patch, check_response_shape
+from tests.webhook_support import admission_review, apply_response_patch, check_response_shape
 from webhook.app import Settings, create_app
 from webhook.metrics import Metrics
 from webhook.namespaces import NamespaceLookupError

@@ -31,7 +31,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from kubectl_dra.gates import FeatureGates
 from tests.admission_scenarios import check_decision, load_admission_scenarios, scenario_id, skip_reason
 from tests.fake_apiserver import FakeAPIServer
-from tests.test_webhook_support import (
+from tests.webhook_support import (
     SERVER_NAME,
     WebhookClient,
     admission_review,
