@@ -359,3 +359,12 @@ def test_template_and_podgroup_targets_from_state() -> None:
     _, pod_doc = preview_json("pod/allreduce-1")
     assert pod_doc["claims"] == [{"namespace": "ml-team", "name": "allreduce-fabric-preview"},
                                  {"namespace": "ml-team", "name": "allreduce-1-gpu-preview"}]
+
+
+def test_unschedulable_reason_names_the_disabled_gate_that_skips_a_pool() -> None:
+    """The demo's gpu-node-2 pool uses compatibility groups; with the gate off (the default)
+    the allocator treats it as incomplete, and preview's one-line reason says why."""
+    code, doc = preview_json("-f", str(DEMO_DIR / "claims" / "02-mig-slices.yaml"))
+    node = next(n for n in doc["nodes"] if n["node"] == "gpu-node-2")
+    assert node["status"] == "Unschedulable"
+    assert "DRADeviceCompatibilityGroups" in " ".join(node["reasons"])

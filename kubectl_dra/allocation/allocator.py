@@ -11,7 +11,7 @@ from ..model.nodes import node_matches, node_name
 from .celcache import CelCache
 from .inuse import InUse, claim_key, gather_in_use
 from .outcome import AllocationOutcome
-from .pools import Pool, gather_pools
+from .pools import GATED_POOL_FEATURES, Pool, gather_pools
 from .results import build_results, score_of
 from .search import Search
 from .trace import Rejection, RejectionCode, Tracer
@@ -362,7 +362,13 @@ class Allocator:
         pools, problems = self.index.pools_for_node(node)
         if tracer is not None:
             for pool in problems:
-                if pool.incomplete:
+                if pool.incomplete_gate:
+                    tracer.pool_skipped(pool.driver, pool.name, Rejection(
+                        RejectionCode.POOL_INCOMPLETE,
+                        f"resource pool {pool.uid} uses {GATED_POOL_FEATURES[pool.incomplete_gate]}, which the "
+                        f"scheduler cannot honour with {pool.incomplete_gate} off: treated as incomplete",
+                        {"gate": pool.incomplete_gate}))
+                elif pool.incomplete:
                     tracer.pool_skipped(pool.driver, pool.name, Rejection(
                         RejectionCode.POOL_INCOMPLETE, f"resource pool {pool.uid} is incomplete (being updated)", {}))
                 elif pool.invalid:

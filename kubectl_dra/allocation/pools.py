@@ -17,6 +17,10 @@ from ..model.devices import DeviceView, Quantity, SliceView
 from ..model.nodes import node_matches
 
 
+#: gate -> the pool feature that, with the gate off, makes the scheduler treat a pool as incomplete
+GATED_POOL_FEATURES = {"DRADeviceCompatibilityGroups": "device compatibility groups"}
+
+
 @dataclass(eq=False)
 class Pool:
     """One pool as seen from one node; ``slices`` are the device slices reaching the node."""
@@ -24,6 +28,8 @@ class Pool:
     driver: str
     name: str
     incomplete: bool = False
+    #: the disabled feature gate that makes the pool count as incomplete, when that is the cause
+    incomplete_gate: str = ""
     invalid: bool = False
     invalid_reason: str = ""
     slices: list[SliceView] = field(default_factory=list, repr=False)
@@ -148,6 +154,7 @@ def gather_pools(candidates: Iterable[SliceView], all_slices_of_pool: Mapping[tu
         if not compat_groups and any(s.has_compat_groups for s in slices):
             # A scheduler without the feature cannot honour the groups: treat as being updated.
             pool.incomplete = True
+            pool.incomplete_gate = "DRADeviceCompatibilityGroups"
             result.append(pool)
             continue
         if partitionable:
