@@ -20,7 +20,7 @@ from typing import Any, Callable, Sequence
 
 import click
 
-from ..errors import DraError, UsageError
+from ..errors import UsageError
 from .completion import complete_target
 from .common import (
     default_namespace, dump, format_table, gate_options, load_cluster, no_headers_option, output_option,
@@ -294,12 +294,9 @@ def explain(targets: tuple[str, ...], filenames: tuple[str, ...], nodes: tuple[s
 
     Exit codes: 0 some node fits; 1 none fits; 2 usage, input or access error.
     """
-    try:
-        code = _run(targets, filenames, nodes, namespace, limit, feature_gates, kubernetes_version, output,
-                    no_headers, state_paths, kubeconfig, kube_context, request_timeout)
-    except DraError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(exc.exit_code)
+    # A DraError becomes one `error:` line and its exit code in the command group (cli/main.py).
+    code = _run(targets, filenames, nodes, namespace, limit, feature_gates, kubernetes_version, output,
+                no_headers, state_paths, kubeconfig, kube_context, request_timeout)
     sys.exit(code)
 
 

@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 import click
 
-from ..errors import DraError, UsageError
+from ..errors import UsageError
 from .completion import complete_target
 from .common import (
     default_namespace, dump, gate_options, load_cluster, no_headers_option, output_option,
@@ -57,12 +57,9 @@ def preview(targets: tuple[str, ...], filenames: tuple[str, ...], nodes: tuple[s
     Exit status: 0 when some node fits, 1 when none does, 2 on usage or input errors
     (also when every node ends in an allocation error, such as an unknown DeviceClass).
     """
-    try:
-        code = _run(targets, filenames, nodes, namespace, feature_gates, kubernetes_version, explain, output,
-                    no_headers, state_paths, kubeconfig, kube_context, request_timeout)
-    except DraError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(exc.exit_code)
+    # A DraError becomes one `error:` line and its exit code in the command group (cli/main.py).
+    code = _run(targets, filenames, nodes, namespace, feature_gates, kubernetes_version, explain, output,
+                no_headers, state_paths, kubeconfig, kube_context, request_timeout)
     sys.exit(code)
 
 

@@ -3,12 +3,11 @@ per node and pool (or per DeviceClass), kube-capacity style: a cluster ``*`` row
 
 from __future__ import annotations
 
-import sys
 from typing import Any, Sequence
 
 import click
 
-from ..errors import DraError, NotFoundError
+from ..errors import NotFoundError
 from ..state import ClusterState
 from .common import (
     dump, format_table, gate_options, load_cluster, no_headers_option, output_option, resolve_gates, state_options,
@@ -127,12 +126,9 @@ def usage(by: str, sort: str, nodes: tuple[str, ...], feature_gates: str | None,
     skipNodeOperations). A warning on stderr names such pools; -o json|yaml gives each row
     "status" and "notes" and the document "featureGates".
     """
-    try:
-        _run(by, sort, nodes, feature_gates, kubernetes_version, output, no_headers, state_paths, kubeconfig,
-             kube_context, request_timeout)
-    except DraError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(exc.exit_code)
+    # A DraError becomes one `error:` line and its exit code in the command group (cli/main.py).
+    _run(by, sort, nodes, feature_gates, kubernetes_version, output, no_headers, state_paths, kubeconfig,
+         kube_context, request_timeout)
 
 
 def _require_known_nodes(state: ClusterState, nodes: Sequence[str]) -> None:

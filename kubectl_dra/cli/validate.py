@@ -7,7 +7,7 @@ from typing import Any, Sequence
 
 import click
 
-from ..errors import DraError, InputError, UsageError
+from ..errors import InputError, UsageError
 from ..state import load_documents
 from .common import dump, gate_options, resolve_gates, stderr_is_terminal, warn
 
@@ -78,13 +78,9 @@ Exit status: 0 all valid, 1 some object is invalid, 2 usage or input error.
 def validate(ctx: click.Context, filenames: Sequence[str], old_paths: Sequence[str], operation: str | None,
              subresource: str | None, namespace_labels: str | None, namespace: str | None, unknown_fields: str,
              feature_gates: str | None, kubernetes_version: str | None, output: str) -> None:
-    try:
-        code = _run(filenames, old_paths, operation, subresource, namespace_labels, namespace, feature_gates,
-                    kubernetes_version, output, unknown_fields)
-    except DraError as exc:
-        click.echo(f"error: {exc}", err=True)
-        ctx.exit(exc.exit_code)
-        return
+    # A DraError becomes one `error:` line and its exit code in the command group (cli/main.py).
+    code = _run(filenames, old_paths, operation, subresource, namespace_labels, namespace, feature_gates,
+                kubernetes_version, output, unknown_fields)
     ctx.exit(code)
 
 
