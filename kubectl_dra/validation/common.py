@@ -179,39 +179,51 @@ def _max_len_error(length: int) -> str:
     return f"must be no more than {length} characters"
 
 
+def _format_errors(value: str, max_len: int | None, pattern: re.Pattern[str], regex_error: str) -> list[str]:
+    """Upstream's two checks of a name format: its length limit, then its regular expression."""
+    errs: list[str] = []
+    if max_len is not None and len(value) > max_len:
+        errs.append(_max_len_error(max_len))
+    if not pattern.match(value):
+        errs.append(regex_error)
+    return errs
+
+
+_DNS1123_LABEL_ERROR = _regex_error(
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+    "and must start and end with an alphanumeric character",
+    _DNS1123_LABEL_FMT, "my-name", "123-abc",
+)
+_DNS1123_SUBDOMAIN_ERROR = _regex_error(
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+    "and must start and end with an alphanumeric character",
+    _DNS1123_SUBDOMAIN_FMT, "example.com",
+)
+_QUALIFIED_NAME_ERROR = _regex_error(
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+    "alphanumeric character",
+    _QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc",
+)
+_LABEL_VALUE_ERROR = _regex_error(
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
+    "and must start and end with an alphanumeric character",
+    f"({_QUALIFIED_NAME_FMT})?", "MyValue", "my_value", "12345",
+)
+_C_IDENTIFIER_ERROR = _regex_error(
+    "a valid C identifier must start with alphabetic character or '_', followed by a string of "
+    "alphanumeric characters or '_'",
+    _C_IDENTIFIER_FMT, "my_name", "MY_NAME", "MyName",
+)
+
+
 def is_dns1123_label(value: str) -> list[str]:
     """Messages for a value that is not a lower-case RFC 1123 label (≤63)."""
-    errs: list[str] = []
-    if len(value) > DNS1123_LABEL_MAX:
-        errs.append(_max_len_error(DNS1123_LABEL_MAX))
-    if not _DNS1123_LABEL_RE.match(value):
-        errs.append(
-            _regex_error(
-                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
-                "and must start and end with an alphanumeric character",
-                _DNS1123_LABEL_FMT,
-                "my-name",
-                "123-abc",
-            )
-        )
-    return errs
+    return _format_errors(value, DNS1123_LABEL_MAX, _DNS1123_LABEL_RE, _DNS1123_LABEL_ERROR)
 
 
 def is_dns1123_subdomain(value: str) -> list[str]:
     """Messages for a value that is not a lower-case RFC 1123 subdomain (≤253)."""
-    errs: list[str] = []
-    if len(value) > DNS1123_SUBDOMAIN_MAX:
-        errs.append(_max_len_error(DNS1123_SUBDOMAIN_MAX))
-    if not _DNS1123_SUBDOMAIN_RE.match(value):
-        errs.append(
-            _regex_error(
-                "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
-                "and must start and end with an alphanumeric character",
-                _DNS1123_SUBDOMAIN_FMT,
-                "example.com",
-            )
-        )
-    return errs
+    return _format_errors(value, DNS1123_SUBDOMAIN_MAX, _DNS1123_SUBDOMAIN_RE, _DNS1123_SUBDOMAIN_ERROR)
 
 
 def is_qualified_name(value: str) -> list[str]:
@@ -227,70 +239,24 @@ def is_qualified_name(value: str) -> list[str]:
         else:
             errs.extend("prefix part " + m for m in is_dns1123_subdomain(prefix))
     else:
-        return [
-            "a qualified name "
-            + _regex_error(
-                "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-                "alphanumeric character",
-                _QUALIFIED_NAME_FMT,
-                "MyName",
-                "my.name",
-                "123-abc",
-            )
-            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
+        return ["a qualified name " + _QUALIFIED_NAME_ERROR
+                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
     if not name:
         errs.append("name part must be non-empty")
-    elif len(name) > QUALIFIED_NAME_MAX:
-        errs.append("name part " + _max_len_error(QUALIFIED_NAME_MAX))
-    if name and not _QUALIFIED_NAME_RE.match(name):
-        errs.append(
-            "name part "
-            + _regex_error(
-                "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-                "alphanumeric character",
-                _QUALIFIED_NAME_FMT,
-                "MyName",
-                "my.name",
-                "123-abc",
-            )
-        )
+    else:
+        errs.extend("name part " + m for m in _format_errors(name, QUALIFIED_NAME_MAX, _QUALIFIED_NAME_RE,
+                                                              _QUALIFIED_NAME_ERROR))
     return errs
 
 
 def is_valid_label_value(value: str) -> list[str]:
     """Messages for a value that is not a label value (empty or ≤63 qualified-name characters)."""
-    errs: list[str] = []
-    if len(value) > LABEL_VALUE_MAX:
-        errs.append(_max_len_error(LABEL_VALUE_MAX))
-    if not _LABEL_VALUE_RE.match(value):
-        errs.append(
-            _regex_error(
-                "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
-                "and must start and end with an alphanumeric character",
-                f"({_QUALIFIED_NAME_FMT})?",
-                "MyValue",
-                "my_value",
-                "12345",
-            )
-        )
-    return errs
+    return _format_errors(value, LABEL_VALUE_MAX, _LABEL_VALUE_RE, _LABEL_VALUE_ERROR)
 
 
 def is_c_identifier(value: str) -> list[str]:
     """Messages for a value that is not a C identifier."""
-    if _C_IDENTIFIER_RE.match(value):
-        return []
-    return [
-        _regex_error(
-            "a valid C identifier must start with alphabetic character or '_', followed by a string of "
-            "alphanumeric characters or '_'",
-            _C_IDENTIFIER_FMT,
-            "my_name",
-            "MY_NAME",
-            "MyName",
-        )
-    ]
+    return _format_errors(value, None, _C_IDENTIFIER_RE, _C_IDENTIFIER_ERROR)
 
 
 def is_semver(value: str) -> bool:
