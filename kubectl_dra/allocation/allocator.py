@@ -11,7 +11,7 @@ from ..model.nodes import node_matches, node_name
 from .celcache import CelCache
 from .inuse import InUse, claim_key, gather_in_use
 from .outcome import AllocationOutcome
-from .pools import GATED_POOL_FEATURES, Pool, gather_pools
+from .pools import GATED_POOL_FEATURES, Pool, gather_pools, pool_order
 from .results import build_results, score_of
 from .search import Search
 from .trace import Rejection, RejectionCode, Tracer
@@ -51,10 +51,6 @@ class Features:
             compatibility_groups=on("DRADeviceCompatibilityGroups"),
             optional_node_operations=on("DRAOptionalNodeOperations"),
         )
-
-
-def _pool_order(pool: Pool) -> tuple[bool, str, str]:
-    return (pool.has_binding_conditions, pool.name, pool.driver)
 
 
 def _may_reach(sv: SliceView, node: Mapping[str, Any]) -> bool:
@@ -178,7 +174,7 @@ class SliceIndex:
                              compat_groups=self.compat_groups)
         problems = [p for p in pools if p.incomplete or p.invalid]
         problems += [p for p in self.counter_only_problems() if p.id not in touched]
-        problems.sort(key=_pool_order)
+        problems.sort(key=pool_order)
         return (pools, problems)
 
 

@@ -49,6 +49,12 @@ class Pool:
         return f"{self.driver}/{self.name}"
 
 
+def pool_order(pool: Pool) -> tuple[bool, str, str]:
+    """The order pools are searched in (upstream GatherPools/sortPoolsByID): pools without
+    binding conditions first, then by pool ID, driver name before pool name."""
+    return (pool.has_binding_conditions, pool.driver, pool.name)
+
+
 def _slice_reaches(sv: SliceView, node: Mapping[str, Any]) -> bool:
     """Whether a slice (without shared counters) offers devices to the node."""
     if sv.node_name or sv.all_nodes or sv.node_selector is not None:
@@ -163,5 +169,5 @@ def gather_pools(candidates: Iterable[SliceView], all_slices_of_pool: Mapping[tu
         else:
             device_slices, counter_slices = list(slices), []
         result.append(_validate(pool, device_slices, counter_slices, other, partitionable))
-    result.sort(key=lambda p: (p.has_binding_conditions, p.name, p.driver))
+    result.sort(key=pool_order)
     return result

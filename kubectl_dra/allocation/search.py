@@ -429,8 +429,8 @@ class Search:
             return res
         tracer = self.tracer
         admin = rd.admin
-        # The devices of one request form a set: the next one is searched from where the
-        # previous one was found, so no combination is tried twice (upstream does the same).
+        # The devices of one request form a set: the next one is searched after the
+        # previous one, so no combination is tried twice (upstream does the same).
         p0, k0 = start
         pools = self.pools
         in_use = self.in_use
@@ -495,7 +495,10 @@ class Search:
                 taken = self._allocate_device(ci, rd, pool, device, must=False)
                 if taken is None:
                     continue
-                res = self._one(ci, ri, si, di + 1, in_sub, (pi, dk))
+                # The next device of this request is searched from the following device
+                # on (upstream allocateOne: nextLocation = deviceIndex + 1), so a
+                # multi-allocatable device appears at most once per request.
+                res = self._one(ci, ri, si, di + 1, in_sub, (pi, dk + 1))
                 if res == DONE:
                     return DONE
                 self._undo(taken)
