@@ -39,6 +39,41 @@ class InUse:
         """Allocated at all (exclusively or shared): its counters are consumed."""
         return device in self.dedicated or device in self.shared_by
 
+    def add_allocation(self, who: str, allocation: Mapping[str, Any], consumable_capacity: bool = True) -> None:
+        """Mark the devices of one more allocated claim (``who`` = "namespace/name") as in use.
+
+        Callers that add to an InUse the allocator has already searched with must then
+        :meth:`forget_pool` each pool the allocation touched.
+        """
+        for result in (allocation.get("devices") or {}).get("results") or ():
+            if result.get("adminAccess"):
+                continue
+            driver = result.get("driver") or ""
+            device = (driver, result.get("pool") or "", result.get("device") or "")
+            if consumable_capacity and result.get("shareID"):
+                self.shared_by.setdefault(device, []).append(who)
+                consumed = self.shared_capacity.setdefault(device, {})
+                for name, value in (result.get("consumedCapacity") or {}).items():
+                    q = Quantity.from_json(value)
+                    fq = qualify(name, driver)
+                    consumed[fq] = consumed[fq] + q if fq in consumed else q
+            else:
+                self.dedicated.setdefault(device, who)
+
+    def forget_pool(self, serial: int, pool: Any) -> None:
+        """Drop what the caches derived from ``pool`` (one node's view, of the slice index
+        ``serial``) once allocations in it changed; they are rebuilt on next use."""
+        key = (serial, pool.id)
+        self.counters.pop(key, None)
+        self.compat.pop(key, None)
+        self.free.pop(id(pool), None)
+
+    def copy(self) -> "InUse":
+        """The allocations alone (no caches): an overlay to add allocations to."""
+        return InUse(dedicated=dict(self.dedicated),
+                     shared_capacity={d: dict(c) for d, c in self.shared_capacity.items()},
+                     shared_by={d: list(w) for d, w in self.shared_by.items()})
+
 
 def claim_key(claim: Mapping[str, Any]) -> tuple[str, str]:
     meta = claim.get("metadata") or {}
@@ -60,19 +95,5 @@ def gather_in_use(claims: Iterable[Mapping[str, Any]], exclude: frozenset[tuple[
         key = claim_key(claim)
         if key in exclude:
             continue
-        who = f"{key[0]}/{key[1]}"
-        for result in (allocation.get("devices") or {}).get("results") or ():
-            if result.get("adminAccess"):
-                continue
-            driver = result.get("driver") or ""
-            device = (driver, result.get("pool") or "", result.get("device") or "")
-            if consumable_capacity and result.get("shareID"):
-                state.shared_by.setdefault(device, []).append(who)
-                consumed = state.shared_capacity.setdefault(device, {})
-                for name, value in (result.get("consumedCapacity") or {}).items():
-                    q = Quantity.from_json(value)
-                    fq = qualify(name, driver)
-                    consumed[fq] = consumed[fq] + q if fq in consumed else q
-            else:
-                state.dedicated.setdefault(device, who)
+        state.add_allocation(f"{key[0]}/{key[1]}", allocation, consumable_capacity)
     return state
