@@ -15,7 +15,7 @@ import time
 from typing import Any, Callable
 
 from kubectl_dra.cel import compile_expression, make_device_input
-from kubectl_dra.cel.compiler import _cache
+from kubectl_dra.cel.compiler import _compiled
 from kubectl_dra.errors import CELRuntimeError
 from kubectl_dra.quantity import Quantity
 from kubectl_dra.semver import Version
@@ -111,7 +111,7 @@ def main() -> None:
     print(f"{'expr':<5}{'compile ms':>12}{'CEL µs/eval':>14}{'evals/s':>11}{'Python µs/eval':>16}"
           f"{'ratio':>8}{'matches':>9}{'errors':>8}")
     for name, expression in EXPRESSIONS.items():
-        _cache.clear()
+        _compiled.clear()
         start = time.perf_counter()
         compiled = compile_expression(expression)
         compile_ms = (time.perf_counter() - start) * 1e3

@@ -9,18 +9,48 @@ from typing import Any
 
 from google.protobuf import any_pb2
 
-from kubectl_dra.cel import environment, messages
+from kubectl_dra.cel import environment, limits, messages
 from kubectl_dra.cel._proto import checked_pb2
 from kubectl_dra.cel.device import DeviceInput
 from kubectl_dra.cel.rewrite import rewrite
 from kubectl_dra.errors import CELCompileError, CELRuntimeError
 
-#: upstream resourceapi.CELSelectorExpressionMaxCost
-MAX_COST = 1_000_000
-#: upstream resourceapi.CELSelectorExpressionMaxLength (bytes)
-MAX_LENGTH = 10 * 1024
+MAX_COST = limits.MAX_COST
+MAX_LENGTH = limits.MAX_LENGTH
 _RESULT_KINDS = ("bool", "any")
-_CACHE_SIZE = 1024
+
+
+class _LruMemo:
+    """A bounded, thread-safe memo of a pure function of immutable keys.
+
+    Values depend only on their key, so what a caller gets never depends on what the
+    process computed before; the bound only decides what is computed again.
+    """
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._items: OrderedDict[Any, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Any) -> Any:
+        """The stored value, or None."""
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is not None:
+                self._items.move_to_end(key)
+            return hit
+
+    def put(self, key: Any, value: Any) -> None:
+        """Store a value, dropping the least recently used beyond the bound."""
+        with self._lock:
+            self._items[key] = value
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        """Forget everything (benchmarks measure cold compiles this way)."""
+        with self._lock:
+            self._items.clear()
 
 
 @dataclass(frozen=True)
@@ -214,28 +244,30 @@ def _build(expression: str, result: str) -> CompiledExpression:
     return CompiledExpression(expression, result, checked, program, output_type)
 
 
-_cache: OrderedDict[tuple[str, str], CompiledExpression] = OrderedDict()
-_cache_lock = threading.Lock()
+#: expression text -> compiled program or its compile error: the package's one compile cache
+_compiled = _LruMemo(limits.COMPILE_CACHE_SIZE)
+#: expression text and environment -> validation outcome
+_checked = _LruMemo(limits.COMPILE_CACHE_SIZE)
 
 
 def compile_expression(expression: str, *, result: str = "bool") -> CompiledExpression:
-    """Compile an expression (LRU-cached; compile errors are not cached, as upstream)."""
+    """Compile an expression for evaluation; raises CELCompileError.
+
+    Memoised in a bounded LRU keyed by the text: both outcomes are pure functions of
+    it, so a compile error is remembered too and raised again (a fresh exception each
+    call), exactly as compiling again would.
+    """
     key = (expression, result)
-    with _cache_lock:
-        hit = _cache.get(key)
-        if hit is not None:
-            _cache.move_to_end(key)
-            return hit
-    compiled = _build(expression, result)
-    with _cache_lock:
-        _cache[key] = compiled
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
-    return compiled
-
-
-_check_cache: OrderedDict[tuple[str, str, bool, bool], CheckResult] = OrderedDict()
-_check_cache_lock = threading.Lock()
+    hit = _compiled.get(key)
+    if hit is None:
+        try:
+            hit = _build(expression, result)
+        except CELCompileError as err:
+            hit = err
+        _compiled.put(key, hit)
+    if isinstance(hit, CELCompileError):
+        raise CELCompileError(hit.message) from None
+    return hit
 
 
 def check_expression(expression: str, *, result: str = "bool", stored: bool = False,
@@ -253,16 +285,10 @@ def check_expression(expression: str, *, result: str = "bool", stored: bool = Fa
     if stored:
         consumable_capacity = list_type_attributes = True
     key = (expression, result, bool(consumable_capacity), bool(list_type_attributes))
-    with _check_cache_lock:
-        hit = _check_cache.get(key)
-        if hit is not None:
-            _check_cache.move_to_end(key)
+    hit = _checked.get(key)
     if hit is None:
         hit = _check_uncached(expression, result, consumable_capacity, list_type_attributes)
-        with _check_cache_lock:
-            _check_cache[key] = hit
-            while len(_check_cache) > _CACHE_SIZE:
-                _check_cache.popitem(last=False)
+        _checked.put(key, hit)
     return CheckResult(list(hit.errors), hit.cost, hit.reason, hit.output_type)
 
 

@@ -15,6 +15,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from kubectl_dra.cel import limits
+
 U64 = 2**64 - 1
 STRING_TRAVERSAL = 0.1  # cost per character when traversing a string
 REGEX_LENGTH = 0.25     # cost factor per regex character
@@ -25,13 +27,13 @@ STRUCT_CREATE = 40
 PRESENCE_TEST = 0       # DRA uses PresenceTestHasCost(false)
 ACCUMULATORS = ("@result", "__result__")
 
-# DRA API limits (k8s.io/api/resource/v1)
-MAX_DOMAIN = 63
-MAX_ID = 32
-MAX_DRIVER = 63
-MAX_ATTRS_PER_DEVICE = 32
-MAX_ATTR_VALUE = 64
-MAX_ATTR_VALUES = 48
+# DRA API limits (k8s.io/api/resource/v1), named as the estimator uses them
+MAX_DOMAIN = limits.MAX_DOMAIN_LENGTH
+MAX_ID = limits.MAX_ID_LENGTH
+MAX_DRIVER = limits.MAX_DRIVER_LENGTH
+MAX_ATTRS_PER_DEVICE = limits.MAX_ATTRIBUTES_PER_DEVICE
+MAX_ATTR_VALUE = limits.MAX_ATTRIBUTE_VALUE_LENGTH
+MAX_ATTR_VALUES = limits.MAX_ATTRIBUTE_VALUES
 ATTRIBUTE_MAX = max(MAX_ATTR_VALUE, MAX_ATTR_VALUES)
 
 

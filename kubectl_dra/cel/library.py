@@ -51,28 +51,23 @@ def parse_quantity_msg(text: str) -> Any:
     return quantity_msg(Quantity.parse(text))
 
 
-#: canonical (u, s) -> a Quantity seen with that value, to give results a familiar format
-_SEEN_QUANTITIES: dict[tuple[str, int], Any] = {}
-
-
 def quantity_msg(quantity: Any) -> Any:
     """The canonical message of a kubectl_dra.quantity.Quantity."""
     mantissa, exponent = quantity.as_decimal_parts()
     if mantissa == 0:
         exponent = 0
-    key = (str(mantissa), exponent)
-    if len(_SEEN_QUANTITIES) < 65536:
-        _SEEN_QUANTITIES.setdefault(key, quantity)
-    return make_quantity_msg(key[0], exponent)
+    return make_quantity_msg(str(mantissa), exponent)
 
 
 def quantity_from_msg(msg: Any) -> Any:
-    """The kubectl_dra.quantity.Quantity for a Quantity message (format from a seen twin)."""
+    """The kubectl_dra.quantity.Quantity for a Quantity message.
+
+    The message holds only the value, so the result is always the decimal form of it
+    (``quantity("1Gi")`` and ``quantity("1073741824")`` both give 1073741824): it
+    depends on the value alone, never on what was parsed before.
+    """
     from kubectl_dra.quantity import Quantity
 
-    seen = _SEEN_QUANTITIES.get((msg.u, msg.s))
-    if seen is not None:
-        return seen
     if "/" in msg.u:
         return Quantity.from_fraction(quantity_value(msg))
     return Quantity(int(msg.u), msg.s)

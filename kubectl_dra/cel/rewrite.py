@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from kubectl_dra.cel import _types
+from kubectl_dra.cel import _types, limits
 from kubectl_dra.cel._proto import syntax_pb2
 from kubectl_dra.cel.library import (
     COMPARE_FUNCTION,
@@ -33,8 +33,7 @@ from kubectl_dra.cel.library import (
     parse_semver_msg,
 )
 
-#: upstream's resourceapi.ResourceSliceMaxAttributeValuesPerDevice
-INCLUDES_MAX_ITEMS = 48
+INCLUDES_MAX_ITEMS = limits.INCLUDES_MAX_ITEMS
 INCLUDES_TOO_LONG = (
     f"'includes' function cannot be applied to lists longer than {INCLUDES_MAX_ITEMS} values")
 _DEFAULTING_FIELDS = ("attributes", "capacity")
