@@ -1,8 +1,9 @@
-"""CEL for the allocator: compile once per expression, evaluate once per device.
+"""CEL for the allocator: compiled programs from ``kubectl_dra.cel``, results per device.
 
-Selector results depend only on the expression and the device, never on the node or
-on what else is allocated, so they are cached on the device's view, which outlives
-one Allocator (that is what makes whole-cluster previews fast). Errors are cached too
+Compiling is owned by :func:`kubectl_dra.cel.compile_expression` (one bounded memo of
+expression text -> program or compile error). Selector results depend only on the
+expression and the device, never on the node or on what else is allocated, so they
+are kept on the device's view, which its index owns. Evaluation errors are kept too
 and re-raised.
 """
 
@@ -10,12 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import CELCompileError, CELRuntimeError
+from ..errors import CELRuntimeError
 from ..model.devices import DeviceView
-
-
-#: compiled expressions, shared by every Allocator (compilation does not depend on the cluster)
-_COMPILED: dict[tuple[str, str], Any] = {}
+from ..cel import compile_expression, make_device_input
 
 
 class _Failure:
@@ -28,33 +26,17 @@ class _Failure:
 
 
 class CelCache:
-    """Compiled expressions and per-device results, keyed by expression text."""
+    """Selector evaluation for the allocator, with results kept per device view."""
 
-    def __init__(self) -> None:
-        self._compiled: dict[tuple[str, str], Any] = _COMPILED
-
-    def compile(self, expression: str, result: str = "bool") -> Any:
-        """The compiled expression; raises CELCompileError (cached) when it does not compile."""
-        key = (expression, result)
-        compiled = self._compiled.get(key)
-        if compiled is None:
-            from ..cel import compile_expression
-
-            try:
-                compiled = compile_expression(expression, result=result)
-            except CELCompileError as exc:
-                compiled = _Failure(exc)
-            self._compiled[key] = compiled
-        if isinstance(compiled, _Failure):
-            raise compiled.error
-        return compiled
+    @staticmethod
+    def compile(expression: str, result: str = "bool") -> Any:
+        """The compiled expression; raises CELCompileError when it does not compile."""
+        return compile_expression(expression, result=result)
 
     @staticmethod
     def device_input(device: DeviceView) -> Any:
         """The CEL view of a device, built once per device."""
         if device.cel_input is None:
-            from ..cel import make_device_input
-
             device.cel_input = make_device_input(device.slice.driver, device.raw)
         return device.cel_input
 
