@@ -317,7 +317,7 @@ def test_cert_job_stays_within_its_rbac(api: WritableAPI, tmp_path: Path) -> Non
     secret = api.get(SECRET)
     secret["data"]["tls.key"] = base64.b64encode(b"broken").decode()
     api.store[SECRET] = secret
-    assert main(CERTS_ARGS + ["--kubeconfig", kubeconfig]) == 0
+    assert main(CERTS_ARGS + ["--kubeconfig", kubeconfig, "--force"]) == 0
     allowed = {("GET", SECRET), ("PUT", SECRET), ("GET", CA_SECRET), ("PUT", CA_SECRET),
                ("POST", "/api/v1/namespaces/dra-system/secrets"), ("GET", VWC), ("PATCH", VWC), ("GET", MWC),
                ("PATCH", MWC)}
@@ -329,3 +329,95 @@ def test_unreachable_cluster_is_a_clear_error(tmp_path: Path, capsys: pytest.Cap
     assert main(CERTS_ARGS + ["--kubeconfig", str(tmp_path / "missing")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: no usable cluster configuration") and "Traceback" not in err
+
+
+def test_broken_secret_is_replaced_only_with_force(api: WritableAPI, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    kubeconfig = str(api.kubeconfig(tmp_path / "kubeconfig"))
+    assert main(CERTS_ARGS + ["--kubeconfig", kubeconfig]) == 0
+    secret = api.get(SECRET)
+    secret["data"]["tls.key"] = base64.b64encode(b"broken").decode()
+    api.store[SECRET] = secret
+    capsys.readouterr()
+    api.requests.clear()
+    assert main(CERTS_ARGS + ["--kubeconfig", kubeconfig]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "refusing to replace" in err and "--force" in err and "Traceback" not in err
+    assert {m for m, _ in api.requests} == {"GET"}, "nothing is written without --force"
+    assert main(CERTS_ARGS + ["--kubeconfig", kubeconfig, "--force"]) == 0
+    assert "serving certificate renewed" in capsys.readouterr().out
+
+
+def test_unreachable_api_server_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A kubeconfig whose server refuses connections: one error line naming what failed, exit 2."""
+    import socket
+
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    config = {"apiVersion": "v1", "kind": "Config", "current-context": "c",
+              "clusters": [{"name": "c", "cluster": {"server": f"http://127.0.0.1:{port}"}}],
+              "users": [{"name": "u", "user": {"token": "t"}}],
+              "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump(config))
+    assert main(CERTS_ARGS + ["--kubeconfig", str(kubeconfig)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: reading Secret dra-system/dra-webhook-tls failed:") and err.count("\n") == 1
+    assert "Traceback" not in err and "refused" in err.lower()
+
+
+@pytest.mark.parametrize("where", ["file", "under_a_file"])
+def test_bad_out_dir_is_one_line_and_exit_2(where: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    out = blocker if where == "file" else blocker / "tls"
+    assert main(["certs", "--out-dir", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: --out-dir {out}:") and err.count("\n") == 1 and "Traceback" not in err
+    assert blocker.read_text() == "not a directory"
+
+
+def test_local_names_and_addresses(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--dns and --ip add names for local use; a TLS client verifying 127.0.0.1 or localhost accepts it."""
+    import ipaddress
+
+    out = tmp_path / "tls"
+    args = ["certs", "--out-dir", str(out), "--dns", "localhost", "--ip", "127.0.0.1", "--ip", "::1"]
+    assert main(args) == 0
+    sans = leaf(certs.read_dir(out)).extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert set(sans.get_values_for_type(x509.DNSName)) == set(NAMES) | {"localhost"}
+    assert set(sans.get_values_for_type(x509.IPAddress)) == {ipaddress.ip_address("127.0.0.1"), ipaddress.ip_address("::1")}
+    assert main(args) == 0
+    assert "serving certificate kept" in capsys.readouterr().out
+
+
+def test_other_names_need_force_and_then_replace_the_certificate(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "tls"
+    assert main(["certs", "--out-dir", str(out)]) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    capsys.readouterr()
+    assert main(["certs", "--out-dir", str(out), "--ip", "127.0.0.1"]) == 2
+    err = capsys.readouterr().err
+    assert "names differ (missing: 127.0.0.1)" in err and "--force" in err and err.count("\n") == 1
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert main(["certs", "--out-dir", str(out), "--ip", "127.0.0.1", "--force"]) == 0
+    assert "CA kept, serving certificate renewed" in capsys.readouterr().out
+    after = certs.read_dir(out)
+    assert after.ca_cert == before["ca.crt"] and after.tls_cert != before["tls.crt"]
+
+
+@pytest.mark.parametrize("args", [["--ip", "1.2.3"], ["--ip", "localhost"], ["--dns", "Bad_Name"], ["--dns", "a..b"]])
+def test_bad_names_are_usage_errors(args: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["certs", "--out-dir", str(tmp_path / "tls"), *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {args[0]} ") and err.count("\n") == 1
+    assert not (tmp_path / "tls").exists()
+
+
+def test_expiry_renewal_needs_no_force() -> None:
+    """What the weekly job does unattended: renew a serving certificate close to expiry."""
+    first = ensure_bundle(Bundle(), POLICY, NOW).bundle
+    renewed = ensure_bundle(first, POLICY, leaf(first).not_valid_after_utc - dt.timedelta(days=1))
+    assert renewed.cert_action == "renewed" and not renewed.overwrites

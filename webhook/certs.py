@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import ipaddress
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -26,12 +28,17 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from urllib3.util.retry import Retry
+
 from kubectl_dra.errors import ClusterAccessError, UsageError
 
 #: File / Secret data keys.
 TLS_CERT, TLS_KEY, CA_CERT, CA_KEY = "tls.crt", "tls.key", "ca.crt", "ca.key"
 
 _BACKDATE = dt.timedelta(minutes=5)  # tolerate clock skew between nodes
+
+#: Seconds one API request of the cert job may take (connect and read).
+REQUEST_TIMEOUT = 15
 
 
 @dataclass(frozen=True)
@@ -56,6 +63,7 @@ class Policy:
     """Names and lifetimes of the certificates."""
 
     dns_names: tuple[str, ...]
+    ip_addresses: tuple[str, ...] = ()
     validity: dt.timedelta = dt.timedelta(days=365)
     ca_validity: dt.timedelta = dt.timedelta(days=5 * 365)
     renew_before: dt.timedelta = dt.timedelta(days=30)
@@ -69,6 +77,9 @@ class Outcome:
     ca_action: str  # "kept" | "created" | "renewed"
     cert_action: str  # "kept" | "created" | "renewed"
     reason: str
+    #: Stored material replaced for another reason than being absent or close to expiry
+    #: (unreadable, mismatched, other names): the caller replaces it only when forced.
+    overwrites: tuple[str, ...] = ()
 
     @property
     def changed(self) -> bool:
@@ -85,24 +96,29 @@ def ensure_bundle(stored: Bundle, policy: Policy, now: dt.datetime | None = None
     now = now or dt.datetime.now(dt.timezone.utc)
     ca_pair, ca_problem = _usable_ca(stored, policy, now)
     reasons: list[str] = []
+    overwrites: list[str] = []
     ca_action = "kept"
     if ca_pair is None:
-        ca_action = "renewed" if stored.ca_cert else "created"
+        ca_action = "renewed" if stored.ca_cert or stored.ca_key else "created"
         reasons.append(f"CA: {ca_problem}")
+        if ca_action == "renewed" and not ca_problem.startswith("expires"):
+            overwrites.append(f"CA: {ca_problem}")
         ca_pair = _new_ca(policy, now)
     ca_cert, ca_key = ca_pair
     cert_problem = None if ca_action != "kept" else _serving_problem(stored, ca_cert, policy, now)
     cert_action = "kept"
     tls_cert, tls_key = stored.tls_cert, stored.tls_key
     if ca_action != "kept" or cert_problem:
-        cert_action = "renewed" if stored.tls_cert else "created"
+        cert_action = "renewed" if stored.tls_cert or stored.tls_key else "created"
         reasons.append(f"serving certificate: {cert_problem or 'new CA'}")
+        if cert_action == "renewed" and cert_problem and not cert_problem.startswith("expires"):
+            overwrites.append(f"serving certificate: {cert_problem}")
         tls_cert, tls_key = _new_serving(ca_cert, ca_key, policy, now)
     bundle_pem = _ca_bundle(ca_cert, stored.ca_cert, now)
     bundle = Bundle(bundle_pem, _key_pem(ca_key), tls_cert, tls_key)
     if ca_action == "kept":
         bundle = replace(bundle, ca_key=stored.ca_key)
-    return Outcome(bundle, ca_action, cert_action, "; ".join(reasons) or "certificates are valid")
+    return Outcome(bundle, ca_action, cert_action, "; ".join(reasons) or "certificates are valid", tuple(overwrites))
 
 
 def _usable_ca(stored: Bundle, policy: Policy, now: dt.datetime) -> tuple[tuple[x509.Certificate, Any] | None, str]:
@@ -144,11 +160,16 @@ def _serving_problem(stored: Bundle, ca_cert: x509.Certificate, policy: Policy, 
     except (ValueError, TypeError, InvalidSignature):
         return "not issued by the current CA"
     try:
-        names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value.get_values_for_type(x509.DNSName)
+        sans = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+        names = sans.get_values_for_type(x509.DNSName) + [str(ip) for ip in sans.get_values_for_type(x509.IPAddress)]
     except x509.ExtensionNotFound:
         names = []
-    if set(names) != set(policy.dns_names):
-        return f"names {sorted(names)} differ from {sorted(policy.dns_names)}"
+    wanted = set(policy.dns_names) | {str(ipaddress.ip_address(ip)) for ip in policy.ip_addresses}
+    if set(names) != wanted:
+        extra, missing = sorted(set(names) - wanted), sorted(wanted - set(names))
+        return "names differ (" + "; ".join(
+            ([f"not wanted: {', '.join(extra)}"] if extra else []) + ([f"missing: {', '.join(missing)}"] if missing else [])
+        ) + ")"
     if cert.not_valid_after_utc - policy.renew_before <= now:
         return f"expires {cert.not_valid_after_utc:%Y-%m-%d}"
     return None
@@ -199,7 +220,9 @@ def _new_serving(ca_cert: x509.Certificate, ca_key: Any, policy: Policy, now: dt
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - _BACKDATE)
         .not_valid_after(not_after)
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName(n) for n in policy.dns_names]), critical=False)
+        .add_extension(x509.SubjectAlternativeName(
+            [x509.DNSName(n) for n in policy.dns_names]
+            + [x509.IPAddress(ipaddress.ip_address(ip)) for ip in policy.ip_addresses]), critical=False)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(x509.KeyUsage(True, False, False, False, False, False, False, False, False), critical=True)
         .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
@@ -281,12 +304,14 @@ class SecretStore:
         from kubernetes.client.exceptions import ApiException
 
         try:
-            secret = self.api.read_namespaced_secret(name, self.namespace)
+            secret = self.api.read_namespaced_secret(name, self.namespace, _request_timeout=REQUEST_TIMEOUT)
         except ApiException as exc:
             if exc.status == 404:
                 self._versions[name] = None
                 return {}
             raise ClusterAccessError(f"reading Secret {self.namespace}/{name} failed: HTTP {exc.status} {exc.reason}") from None
+        except Exception as exc:  # connection refused, DNS, TLS, timeouts: urllib3 and OS errors
+            raise ClusterAccessError(f"reading Secret {self.namespace}/{name} failed: {_one_line(exc)}") from None
         self._versions[name] = {"resourceVersion": secret.metadata.resource_version}
         return {k: base64.b64decode(v) for k, v in (secret.data or {}).items()}
 
@@ -304,14 +329,16 @@ class SecretStore:
         body = client.V1Secret(metadata=metadata, type=secret_type, data=encoded)
         try:
             if known is None:
-                self.api.create_namespaced_secret(self.namespace, body)
+                self.api.create_namespaced_secret(self.namespace, body, _request_timeout=REQUEST_TIMEOUT)
             else:
-                self.api.replace_namespaced_secret(name, self.namespace, body)
+                self.api.replace_namespaced_secret(name, self.namespace, body, _request_timeout=REQUEST_TIMEOUT)
         except ApiException as exc:
             raise ClusterAccessError(
                 f"writing Secret {self.namespace}/{name} failed: HTTP {exc.status} {exc.reason}"
                 + (" (changed concurrently; run again)" if exc.status == 409 else "")
             ) from None
+        except Exception as exc:  # connection refused, DNS, TLS, timeouts: urllib3 and OS errors
+            raise ClusterAccessError(f"writing Secret {self.namespace}/{name} failed: {_one_line(exc)}") from None
 
 
 def inject_ca_bundle(admission_api: Any, ca_bundle: bytes, validating: list[str], mutating: list[str]) -> list[str]:
@@ -329,7 +356,7 @@ def inject_ca_bundle(admission_api: Any, ca_bundle: bytes, validating: list[str]
     ]
     for kind, name, read, patch in targets:
         try:
-            raw = read(name, _preload_content=False)
+            raw = read(name, _preload_content=False, _request_timeout=REQUEST_TIMEOUT)
             config = json.loads(raw.data)
             ops: list[dict[str, Any]] = []
             for i, hook in enumerate(config.get("webhooks") or []):
@@ -338,10 +365,12 @@ def inject_ca_bundle(admission_api: Any, ca_bundle: bytes, validating: list[str]
                 ops.append({"op": "test", "path": f"/webhooks/{i}/name", "value": hook.get("name")})
                 ops.append({"op": "add", "path": f"/webhooks/{i}/clientConfig/caBundle", "value": encoded})
             if ops:
-                patch(name, ops, _preload_content=False)
+                patch(name, ops, _preload_content=False, _request_timeout=REQUEST_TIMEOUT)
                 changed.append(f"{kind}/{name}")
         except ApiException as exc:
             raise ClusterAccessError(f"updating the caBundle of {kind} {name} failed: HTTP {exc.status} {exc.reason}") from None
+        except Exception as exc:  # connection refused, DNS, TLS, timeouts, a body that is not JSON
+            raise ClusterAccessError(f"updating the caBundle of {kind} {name} failed: {_one_line(exc)}") from None
     return changed
 
 
@@ -361,6 +390,9 @@ class CertsOptions:
     renew_before_days: float = 30
     kubeconfig: str | None = None
     kube_context: str | None = None
+    dns_names: tuple[str, ...] = ()
+    ip_addresses: tuple[str, ...] = ()
+    force: bool = False
 
 
 def run(options: CertsOptions, now: dt.datetime | None = None) -> list[str]:
@@ -370,7 +402,9 @@ def run(options: CertsOptions, now: dt.datetime | None = None) -> list[str]:
     if options.renew_before_days >= options.validity_days:
         raise UsageError("--renew-before-days must be shorter than --validity-days")
     policy = Policy(
-        dns_names=service_dns_names(options.service, options.namespace),
+        dns_names=_unique(service_dns_names(options.service, options.namespace)
+                          + tuple(_checked_dns_name(n) for n in options.dns_names)),
+        ip_addresses=_unique(tuple(_checked_ip(ip) for ip in options.ip_addresses)),
         validity=dt.timedelta(days=options.validity_days),
         ca_validity=dt.timedelta(days=options.ca_validity_days),
         renew_before=dt.timedelta(days=options.renew_before_days),
@@ -382,26 +416,30 @@ def run(options: CertsOptions, now: dt.datetime | None = None) -> list[str]:
     if options.secret:
         from kubernetes import client
 
+        where = f"Secret {options.namespace}/{options.secret}"
         store = SecretStore(client.CoreV1Api(api_client), options.namespace, options.secret,
                             options.ca_secret or f"{options.secret}-ca")
         outcome = ensure_bundle(store.read(), policy, now)
+        _refuse_overwrite(where, outcome, options.force)
         if outcome.changed:
             store.write(outcome.bundle)
-        report.append(_describe(f"Secret {options.namespace}/{options.secret}", outcome))
+        report.append(_describe(where, outcome))
         bundle = outcome.bundle
     if options.out_dir:
         directory = Path(options.out_dir)
-        stored = read_dir(directory)
+        where = f"directory {directory}"
+        stored = _read_dir(directory)
         if bundle is not None:  # the Secret is the source of truth; mirror it
             outcome = Outcome(bundle, "kept", "kept", "copied from the Secret")
             if stored != bundle:
-                write_dir(directory, bundle)
-                outcome = Outcome(bundle, "copied", "copied", "copied from the Secret")
+                replaced = ("files that differ from the Secret",) if stored != Bundle() else ()
+                outcome = Outcome(bundle, "copied", "copied", "copied from the Secret", replaced)
         else:
             outcome = ensure_bundle(stored, policy, now)
-            if outcome.changed:
-                write_dir(directory, outcome.bundle)
-        report.append(_describe(f"directory {directory}", outcome))
+        _refuse_overwrite(where, outcome, options.force)
+        if outcome.changed:
+            _write_dir(directory, outcome.bundle)
+        report.append(_describe(where, outcome))
         bundle = outcome.bundle
     if options.validating_webhooks or options.mutating_webhooks:
         from kubernetes import client
@@ -414,6 +452,66 @@ def run(options: CertsOptions, now: dt.datetime | None = None) -> list[str]:
         for name in names:
             report.append(f"{name}: caBundle {'updated' if name in changed else 'already current'}")
     return report
+
+
+def _refuse_overwrite(where: str, outcome: Outcome, force: bool) -> None:
+    """Stored certificates are replaced unasked only when absent or close to expiry; anything else needs --force."""
+    if outcome.overwrites and not force:
+        raise UsageError(f"{where}: {'; '.join(outcome.overwrites)}; "
+                         "refusing to replace the stored certificates (use --force to replace them)")
+
+
+def _read_dir(directory: Path) -> Bundle:
+    """:func:`read_dir` with file-system problems as one usage error."""
+    if directory.exists() and not directory.is_dir():
+        raise UsageError(f"--out-dir {directory}: not a directory")
+    try:
+        return read_dir(directory)
+    except OSError as exc:
+        raise UsageError(f"--out-dir {directory}: cannot read the certificates: {exc.strerror or exc}") from None
+
+
+def _write_dir(directory: Path, bundle: Bundle) -> None:
+    """:func:`write_dir` with file-system problems as one usage error."""
+    try:
+        write_dir(directory, bundle)
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(directory) else ""
+        raise UsageError(f"--out-dir {directory}: cannot write the certificates{where}: {exc.strerror or exc}") from None
+
+
+_DNS_LABEL = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)")
+
+
+def _checked_dns_name(name: str) -> str:
+    """A ``--dns`` value: a lower-case DNS name (RFC 1123), optionally ``*.`` in front."""
+    labels = name.split(".")
+    if labels and labels[0] == "*":
+        labels = labels[1:]
+    if not labels or len(name) > 253 or not all(_DNS_LABEL.fullmatch(label) for label in labels):
+        raise UsageError(f"--dns {name!r}: not a DNS name (lower-case letters, digits, '-' and '.'; "
+                         "optionally '*.' in front)")
+    return name
+
+
+def _checked_ip(value: str) -> str:
+    """An ``--ip`` value: an IPv4 or IPv6 address, normalized."""
+    try:
+        return str(ipaddress.ip_address(value))
+    except ValueError:
+        raise UsageError(f"--ip {value!r}: not an IPv4 or IPv6 address") from None
+
+
+def _unique(values: tuple[str, ...]) -> tuple[str, ...]:
+    """``values`` without repeats, in order."""
+    return tuple(dict.fromkeys(values))
+
+
+def _one_line(exc: BaseException, limit: int = 300) -> str:
+    """An exception's message on one line, clipped (client errors can carry whole responses)."""
+    reason = getattr(exc, "reason", None)  # urllib3 MaxRetryError: the underlying cause says it best
+    text = " ".join(str(reason if isinstance(reason, BaseException) else exc).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _describe(where: str, outcome: Outcome) -> str:
@@ -435,5 +533,7 @@ def _api_client(options: CertsOptions) -> Any:
             config.load_kube_config(config_file=options.kubeconfig, context=options.kube_context,
                                     client_configuration=configuration)
     except Exception as exc:  # ConfigException, OSError, YAML errors
-        raise ClusterAccessError(f"no usable cluster configuration: {exc}") from None
+        raise ClusterAccessError(f"no usable cluster configuration: {_one_line(exc)}") from None
+    # One retry of a failed connect; each request is bounded by REQUEST_TIMEOUT.
+    configuration.retries = Retry(total=1, connect=1, read=0, redirect=0, status=0, other=0)
     return client.ApiClient(configuration)

@@ -61,6 +61,13 @@ def serve(**kwargs: object) -> None:
 @click.option("--ca-validity-days", type=click.FloatRange(min=1 / 24), default=5 * 365.0, show_default=True)
 @click.option("--renew-before-days", type=click.FloatRange(0), default=30.0, show_default=True,
               help="Renew a certificate this long before it expires.")
+@click.option("--dns", "dns_names", multiple=True, metavar="NAME",
+              help="Another DNS name for the serving certificate (e.g. localhost). Repeatable.")
+@click.option("--ip", "ip_addresses", multiple=True, metavar="ADDRESS",
+              help="An IP address for the serving certificate (e.g. 127.0.0.1). Repeatable.")
+@click.option("--force", is_flag=True,
+              help="Replace stored certificates that cannot be kept for another reason than expiry "
+                   "(other names, unreadable, mismatched); without it they are left alone and the command fails.")
 @click.option("--kubeconfig", metavar="FILE", help="Kubeconfig (default: in-cluster).")
 @click.option("--context", "kube_context", metavar="NAME", help="Kubeconfig context.")
 def certs(**kwargs: object) -> None:
