@@ -1,0 +1,147 @@
+"""``kubectl dra fit``: how many more replicas of a target fit, where, and what runs out first.
+
+Exit codes: 0 at least one replica fits (with --replicas N: all N fit); 1 none fits (with
+--replicas N: fewer than N); 2 usage or input error (also when every node ends in an
+allocation error, such as an unknown DeviceClass).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Sequence
+
+import click
+
+from ..errors import UsageError
+from .completion import complete_target
+from .common import (
+    default_namespace, dump, format_table, gate_options, load_cluster, no_headers_option, output_option,
+    resolve_gates, state_options, stderr_is_terminal, warn,
+)
+
+EPILOG = """\b
+Examples:
+  kubectl dra fit template/one-gpu -n ml              # how many more, and what runs out first?
+  kubectl dra fit pod/trainer-0 --replicas 16         # do 16 more of this pod fit? (exit 1: no)
+  kubectl dra fit -f claim.yaml --state dump/ -o wide # offline; per pool too
+  kubectl dra fit claim/a --spread --node n1 --node n2
+  kubectl dra fit template/t --kubernetes-version 1.34  # on our older cluster?
+"""
+
+
+@click.command("fit", epilog=EPILOG)
+@click.argument("targets", nargs=-1, metavar="[TARGET]...", shell_complete=complete_target)
+@click.option("-f", "--filename", "filenames", multiple=True, metavar="FILE", type=click.Path(allow_dash=True),
+              help="Claims, templates, pods or PodGroups to replicate (YAML/JSON, - for stdin). Repeatable.")
+@click.option("--replicas", type=click.IntRange(min=1), metavar="N",
+              help="Ask whether N more fit: exit 0 when they do, 1 when not (and say how many did).")
+@click.option("--max", "maximum", type=click.IntRange(min=1), metavar="N", help="Stop counting at N replicas.")
+@click.option("--spread", is_flag=True,
+              help="Place replicas round-robin over the nodes (default: each on the node the preview ranks first).")
+@click.option("--node", "nodes", multiple=True, metavar="NAME",
+              help="Only place replicas on this node (repeatable; default: every node).")
+@click.option("-n", "--namespace", metavar="NS", help="Namespace of the targets (default: the kubeconfig's, else default).")
+@gate_options
+@output_option()
+@no_headers_option
+@state_options
+def fit(targets: tuple[str, ...], filenames: tuple[str, ...], replicas: int | None, maximum: int | None,
+        spread: bool, nodes: tuple[str, ...], namespace: str | None, feature_gates: str | None,
+        kubernetes_version: str | None, output: str, no_headers: bool, state_paths: tuple[str, ...],
+        kubeconfig: str | None, kube_context: str | None, request_timeout: float) -> None:
+    """Count how many more replicas of TARGET fit, where, and what runs out first.
+
+    TARGET is what `preview` takes: claim/NAME, template/NAME, pod/NAME, podgroup/NAME, a
+    bare claim NAME, KIND/NAMESPACE/NAME, or -f FILE. A replica is one more set of the
+    target's claims allocated together (a pod's claims from templates get one claim per
+    replica; a claim the pod names is shared by every replica). Replicas are allocated one
+    after the other, each committed as in use (devices, shared counters, consumed capacity,
+    shares of multi-allocatable devices) as the scheduler sees them after binding, until no
+    node fits. The reasons are explain's, on the state with every replica allocated.
+
+    Placement matters only where pools are shared by nodes (network-attached devices): by
+    default each replica goes to the node the preview ranks first (prioritized-list score,
+    then name); --spread gives the nodes turns.
+
+    \b
+    What is modelled: DRA devices only. CPU, memory, pod count limits, node affinity
+    between replicas and other scheduler filters are not, so the count is an upper bound.
+
+    Exit status: 0 when some replica fits (with --replicas N: when all N fit), 1 when none
+    does (with --replicas N: when fewer fit), 2 on usage or input errors.
+    """
+    code = _run(targets, filenames, replicas, maximum, spread, nodes, namespace, feature_gates, kubernetes_version,
+                output, no_headers, state_paths, kubeconfig, kube_context, request_timeout)
+    sys.exit(code)
+
+
+def _run(targets: Sequence[str], filenames: Sequence[str], replicas: int | None, maximum: int | None, spread: bool,
+         nodes: Sequence[str], namespace: str | None, feature_gates: str | None, kubernetes_version: str | None,
+         output: str, no_headers: bool, state_paths: Sequence[str], kubeconfig: str | None,
+         kube_context: str | None, request_timeout: float) -> int:
+    """The command's work; returns the exit code."""
+    from ..fit import RANKED, SPREAD, count_fit, fit_document, stop_reasons
+    from ..preview import candidate_nodes, resolve_targets
+    from ..state import load_documents
+
+    if not targets and not filenames:
+        raise UsageError("nothing to fit: name a claim, template/NAME, pod/NAME, podgroup/NAME or use -f FILE "
+                         "(see kubectl dra fit --help)")
+    if "-" in filenames and "-" in state_paths:
+        raise UsageError("standard input can feed either -f - or --state -, not both")
+    gates = resolve_gates(feature_gates, kubernetes_version)
+    file_objects = [(obj, "<stdin>" if path == "-" else path) for path in filenames for obj in load_documents([path])]
+    state = load_cluster(state_paths, kubeconfig, kube_context, request_timeout)
+    ns = default_namespace(namespace, state_paths, kubeconfig, kube_context)
+    plan = resolve_targets(state, targets, file_objects, namespace=ns, gates=gates)
+    candidates = candidate_nodes(state, nodes, warn=warn)
+    if not candidates:
+        raise UsageError("the cluster state has no nodes to place replicas on (no Node objects and no node-local "
+                         "slices); use --node NAME")
+    limit = min(x for x in (replicas, maximum) if x is not None) if (replicas or maximum) else None
+    show_progress = stderr_is_terminal()
+    result = count_fit(state, plan, gates, candidates, limit=limit, placement=SPREAD if spread else RANKED,
+                       progress=_progress if show_progress else None)
+    if show_progress:
+        click.echo("\r\x1b[K", err=True, nl=False)
+    if result.count == 0 and result.errors and len(result.errors) == len(result.nodes):
+        click.echo(f"error: {next(iter(result.errors.values()))}", err=True)
+        return 2
+    stop_reasons(state, result, candidates)
+    if output in ("json", "yaml"):
+        click.echo(dump(fit_document(result), output))
+    else:
+        click.echo(render_table(result, wide=(output == "wide"), no_headers=no_headers))
+        if not no_headers:
+            click.echo(headline(result, replicas), err=True)
+    if replicas is not None:
+        return 0 if result.count >= replicas else 1
+    return 0 if result.count else 1
+
+
+def _progress(done: int) -> None:
+    if done % 1000 == 0:
+        click.echo(f"\rfitting: {done} replicas", err=True, nl=False)
+
+
+def headline(result: Any, wanted: int | None) -> str:
+    """The answer in one line: the count (or whether N fit) and what stopped it."""
+    from ..fit import summary
+
+    text = summary(result)
+    if wanted is None:
+        return text
+    if result.count >= wanted:
+        return f"{wanted} more fit"
+    return f"only {result.count} of {wanted} fit: {text}"
+
+
+def render_table(result: Any, wide: bool = False, no_headers: bool = False) -> str:
+    """Per node: replicas placed and why no more fit; -o wide adds the pools the replicas used."""
+    headers = ["NODE", "REPLICAS", "NO MORE BECAUSE"]
+    rows = [[node, str(result.per_node.get(node, 0)), result.reasons.get(node, "")] for node in result.nodes]
+    text = format_table(headers, rows, no_headers=no_headers)
+    if wide and result.pools:
+        pool_rows = [[f"{p.driver}/{p.pool}", str(p.nodes), str(p.replicas), str(p.devices)] for p in result.pools]
+        text += "\n\n" + format_table(["POOL", "NODES", "REPLICAS", "DEVICES"], pool_rows, no_headers=no_headers)
+    return text

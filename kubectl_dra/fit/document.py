@@ -1,0 +1,89 @@
+"""The ``kubectl-dra/v1 Fit`` document (``fit -o json``) and the one-line summary.
+
+Shape::
+
+    {"apiVersion": "kubectl-dra/v1", "kind": "Fit",
+     "featureGates": {...}, "claims": [{"namespace", "name"}],
+     "placement": "ranked" | "spread", "limit": N | null,
+     "replicas": 37, "stopped": "NoNodeFits" | "Limit",
+     "summary": "stops at 37: 12 nodes <reason>; 3 nodes <reason>",
+     "lastNode": {"node", "reason"} | null,
+     "reasons": [{"reason", "nodes"}],
+     "nodes": [{"node", "replicas", "reason"}],
+     "pools": [{"driver", "pool", "sharedBy", "replicas", "devices"}],
+     "modelled": "..."}
+
+``replicas`` is how many more copies of the target's claims fit together, one after the
+other, each committed as allocated before the next. ``nodes`` lists every node considered,
+in the preview's ranking before the first replica, with the replicas it took and why no
+further one fits there (explain's one-line node reason on the final state; ``fits`` when the
+count stopped at the limit first). ``reasons`` counts those reasons over the nodes that take
+no more, most frequent first. ``lastNode`` is where the last replica went (ranked placement:
+the node the next replica then did not fit on). ``pools`` are the pools the replicas took
+devices from: ``sharedBy`` is the number of considered nodes that see the pool (more than one
+for network-attached pools), ``devices`` the devices (or shares) taken.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from ..preview.document import gates_dict
+from .run import LIMIT, FitResult
+
+API_VERSION = "kubectl-dra/v1"
+KIND = "Fit"
+
+#: what the count models (also in ``fit --help``)
+MODELLED = ("DRA devices only: devices, shared counters, consumable capacity and shares of "
+            "multi-allocatable devices. CPU, memory, pod count limits and other scheduler "
+            "filters are not modelled, so the count is an upper bound.")
+
+Obj = dict[str, Any]
+
+
+def reason_counts(result: FitResult) -> list[tuple[str, int]]:
+    """(reason, number of nodes) over the nodes that take no further replica, most first."""
+    counts = Counter(result.reasons.get(n, "") for n in result.nodes if result.reasons.get(n, "") != "fits")
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def summary(result: FitResult) -> str:
+    """``stops at 37: 12 nodes <reason>; 3 nodes <reason>`` (``37 fit (the limit)`` when capped)."""
+    count = result.count
+    replicas = f"{count} replica{'s' if count != 1 else ''}"
+    if result.stopped == LIMIT:
+        return f"{replicas} fit (the limit asked for; more may fit)"
+    parts = [f"{n} node{'s' if n != 1 else ''} {reason}" for reason, n in reason_counts(result)]
+    text = f"stops at {count}"
+    if parts:
+        text += ": " + "; ".join(parts)
+    if result.last_node is not None and result.reasons.get(result.last_node):
+        text += f" (last replica on {result.last_node}, then: {result.reasons[result.last_node]})"
+    return text
+
+
+def fit_document(result: FitResult) -> Obj:
+    """The whole document, key order as documented."""
+    last = None
+    if result.last_node is not None:
+        last = {"node": result.last_node, "reason": result.reasons.get(result.last_node, "")}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "featureGates": gates_dict(result.gates),
+        "claims": result.plan.claim_refs(),
+        "placement": result.placement,
+        "limit": result.limit,
+        "replicas": result.count,
+        "stopped": result.stopped,
+        "summary": summary(result),
+        "lastNode": last,
+        "reasons": [{"reason": r, "nodes": n} for r, n in reason_counts(result)],
+        "nodes": [{"node": n, "replicas": result.per_node.get(n, 0), "reason": result.reasons.get(n, "")}
+                  for n in result.nodes],
+        "pools": [{"driver": p.driver, "pool": p.pool, "sharedBy": p.nodes, "replicas": p.replicas,
+                   "devices": p.devices} for p in result.pools],
+        "modelled": MODELLED,
+    }

@@ -1,0 +1,365 @@
+"""How many more replicas of a preview target fit: allocate again and again, committing each
+result as in use, until no node fits.
+
+Each replica is one preview on one node: the allocator's first-fit answer for that node in
+the state left by the replicas before it. Its devices are then added to an in-use overlay
+(exclusive devices, shares of multi-allocatable devices with their consumed capacity, and so
+the shared counters they consume), exactly as the scheduler sees them after binding. Only
+the nodes that see a pool the replica used are evaluated again: for node-local devices that
+is the one node, so a replica costs one allocation, not a pass over the cluster.
+
+Placement: by default each replica goes where the preview ranks best (prioritized-list
+score, then node name); with ``spread`` the nodes take turns, in that ranking's order.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import heapq
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from ..allocation import Allocator
+from ..allocation.inuse import InUse
+from ..state import ClusterState
+from ..preview.nodes import node_name
+from ..preview.run import ERROR, NodeOutcome, allocator_state, evaluate_node, rank
+from ..preview.targets import PreviewClaim, PreviewPlan
+
+Obj = dict[str, Any]
+PoolID = tuple[str, str]
+
+#: placement orders
+RANKED = "ranked"
+SPREAD = "spread"
+
+#: why the count stopped
+EXHAUSTED = "NoNodeFits"
+LIMIT = "Limit"
+
+
+class _OverlayAllocator(Allocator):
+    """The allocator, seeing the cluster's in-use devices plus those of the replicas so far."""
+
+    overlay: InUse | None = None
+
+    def in_use(self, exclude: frozenset[tuple[str, str]] = frozenset()) -> InUse:
+        if self.overlay is None:
+            self.overlay = super().in_use(exclude).copy()
+        return self.overlay
+
+
+class _StablePlan(PreviewPlan):
+    """A plan whose per-node claim lists are made once per node: the same claim objects every
+    time let the allocator reuse what it prepared for them (the implicit extended-resource
+    claim would otherwise be a new object on every call)."""
+
+    def __init__(self, plan: PreviewPlan) -> None:
+        super().__init__(claims=plan.claims, extended=plan.extended, pods=plan.pods)
+        self._claims_for: dict[str, list[PreviewClaim]] = {}
+        self._blockers: dict[str, list[str]] = {}
+
+    def claims_for(self, node: Obj) -> list[PreviewClaim]:
+        name = node_name(node)
+        found = self._claims_for.get(name)
+        if found is None:
+            found = self._claims_for[name] = super().claims_for(node)
+        return found
+
+    def blockers(self, node: Obj) -> list[str]:
+        name = node_name(node)
+        found = self._blockers.get(name)
+        if found is None:
+            found = self._blockers[name] = super().blockers(node)
+        return found
+
+
+@dataclass
+class Replica:
+    """One replica placed: its node and the allocation of each of its claims."""
+
+    index: int
+    node: str
+    score: int
+    #: (claim name the replica's copy is stored under, the claim, its AllocationResult)
+    allocations: list[tuple[str, PreviewClaim, Obj]]
+
+
+@dataclass
+class PoolCount:
+    """What the replicas took from one pool."""
+
+    driver: str
+    pool: str
+    #: nodes (of those considered) that see the pool; more than one: shared by nodes
+    nodes: int
+    replicas: int = 0
+    devices: int = 0
+
+    @property
+    def shared(self) -> bool:
+        return self.nodes > 1
+
+
+@dataclass
+class FitResult:
+    """The count, where the replicas went, and (filled by :func:`stop_reasons`) why it stopped."""
+
+    plan: PreviewPlan
+    gates: Any
+    placement: str
+    limit: int | None
+    replicas: list[Replica]
+    #: node names considered, in the preview's ranking before the first replica
+    nodes: list[str]
+    #: node -> replicas placed there
+    per_node: dict[str, int]
+    pools: list[PoolCount]
+    stopped: str
+    #: node -> why no further replica fits there (explain's one-line node reason)
+    reasons: dict[str, str] = field(default_factory=dict)
+    #: node -> the allocation error that keeps every replica off it (before the first replica)
+    errors: dict[str, str] = field(default_factory=dict)
+    #: the node the next replica could not go to after the last one was placed (ranked
+    #: placement: the node of the last replica; spread: the last node in its turn)
+    last_node: str | None = None
+
+    @property
+    def count(self) -> int:
+        return len(self.replicas)
+
+    def stored_claims(self) -> list[Obj]:
+        """The ResourceClaims the replicas would be once allocated, in replica order."""
+        return [stored_claim(claim, name, allocation)
+                for replica in self.replicas for name, claim, allocation in replica.allocations]
+
+
+def per_replica(claim: PreviewClaim) -> bool:
+    """Whether every replica needs its own copy of the claim: claims generated from templates
+    or named as targets do; a claim a pod or PodGroup names (resourceClaimName) is shared by
+    every replica, and an allocated one stays as it is."""
+    if claim.allocation is not None:
+        return False
+    origin = str(claim.origin or "")
+    return claim.generated or not (origin.startswith("pod/") or origin.startswith("podgroup/"))
+
+
+def fit_plan(plan: PreviewPlan, stored: frozenset[tuple[str, str]]) -> PreviewPlan:
+    """The plan a replica is allocated with: per-replica claims without status, renamed
+    ``NAME-fit`` when a stored claim has their name (so that it keeps its devices)."""
+    claims = []
+    for claim in plan.claims:
+        if per_replica(claim) and (claim.claim.get("status") or claim.key in stored):
+            obj = copy.deepcopy(claim.claim)
+            obj.pop("status", None)
+            if claim.key in stored:
+                obj["metadata"]["name"] = f"{claim.name}-fit"
+            claim = PreviewClaim(obj, origin=claim.origin, generated=claim.generated)
+        claims.append(claim)
+    return PreviewPlan(claims=claims, extended=list(plan.extended), pods=list(plan.pods))
+
+
+def replica_claim_name(claim: PreviewClaim, index: int) -> str:
+    """The name replica ``index`` (from 1) stores a per-replica claim under."""
+    return f"{claim.name}-fit-{index}"
+
+
+def stored_claim(claim: PreviewClaim, name: str, allocation: Obj) -> Obj:
+    """The ResourceClaim as it would be stored once allocated (for explain on the final state)."""
+    obj = {key: value for key, value in claim.claim.items() if key != "status"}
+    obj["metadata"] = {**(claim.claim.get("metadata") or {}), "name": name, "namespace": claim.namespace}
+    obj["status"] = {"allocation": allocation}
+    return obj
+
+
+class _Fitter:
+    """The state of one count: allocator with its overlay, current outcome per node."""
+
+    def __init__(self, state: ClusterState, plan: PreviewPlan, gates: Any, nodes: Sequence[Obj]) -> None:
+        from ..allocation.allocator import stored_claim_keys
+
+        self.plan = _StablePlan(fit_plan(plan, stored_claim_keys(state.resource_claims)))
+        self.allocator = _OverlayAllocator(allocator_state(state, self.plan), gates)
+        self.consumable = self.allocator.features.consumable_capacity
+        self.nodes = {node_name(n): n for n in nodes}
+        #: pool -> node names seeing it; (node, pool) -> that node's view of the pool
+        self.seen_by: dict[PoolID, list[str]] = {}
+        self.views: dict[tuple[str, PoolID], list[Any]] = {}
+        for name, node in self.nodes.items():
+            pools, problems = self.allocator.pools_for(node)
+            for pool in [*pools, *problems]:
+                views = self.views.setdefault((name, pool.id), [])
+                if not views:
+                    self.seen_by.setdefault(pool.id, []).append(name)
+                if all(v is not pool for v in views):
+                    views.append(pool)
+        self.outcomes: dict[str, NodeOutcome] = {}
+        self.replicas: list[Replica] = []
+        self.pool_counts: dict[PoolID, PoolCount] = {}
+
+    def evaluate(self, name: str) -> NodeOutcome:
+        """The preview's outcome for one node in the current state."""
+        outcome = evaluate_node(self.allocator, self.plan, self.nodes[name], explain_failures=False)
+        self.outcomes[name] = outcome
+        return outcome
+
+    def commit(self, outcome: NodeOutcome) -> set[str]:
+        """Place one replica where ``outcome`` says; returns the nodes whose answer may change."""
+        index = len(self.replicas) + 1
+        overlay = self.allocator.in_use()
+        touched: dict[PoolID, int] = {}
+        allocations = []
+        newly_shared: list[PreviewClaim] = []
+        for claim, allocation in outcome.allocations:
+            if claim.allocation is not None:
+                continue  # allocated before: shared by the replicas, nothing new is taken
+            name = replica_claim_name(claim, index) if per_replica(claim) else claim.name
+            overlay.add_allocation(f"{claim.namespace}/{name}", allocation, self.consumable)
+            for result in (allocation.get("devices") or {}).get("results") or ():
+                pool = (str(result.get("driver") or ""), str(result.get("pool") or ""))
+                touched[pool] = touched.get(pool, 0) + 1
+            allocations.append((name, claim, allocation))
+            if not per_replica(claim):
+                newly_shared.append(claim)
+        self.replicas.append(Replica(index, outcome.node, outcome.score, allocations))
+        serial = self.allocator.index.serial
+        dirty: set[str] = set()
+        for pool_id, devices in touched.items():
+            count = self.pool_counts.get(pool_id)
+            if count is None:
+                count = self.pool_counts[pool_id] = PoolCount(pool_id[0], pool_id[1], len(self.seen_by.get(pool_id, ())))
+            count.replicas += 1
+            count.devices += devices
+            for name in self.seen_by.get(pool_id, ()):
+                dirty.add(name)
+                for view in self.views[(name, pool_id)]:
+                    overlay.forget_pool(serial, view)
+        if newly_shared:
+            self._share(newly_shared, {c.key: a for _, c, a in allocations})
+            dirty.update(self.nodes)
+        return dirty
+
+    def _share(self, claims: list[PreviewClaim], allocations: dict[tuple[str, str], Obj]) -> None:
+        """A claim the replicas share got its devices with the first replica: from now on it
+        is allocated, and its node selector limits where the next replicas may go."""
+        keys = {c.key for c in claims}
+        updated = []
+        for claim in self.plan.claims:
+            if claim.key in keys:
+                obj = dict(claim.claim)
+                obj["status"] = {**(obj.get("status") or {}), "allocation": allocations[claim.key]}
+                claim = PreviewClaim(obj, origin=claim.origin, generated=claim.generated)
+            updated.append(claim)
+        self.plan = _StablePlan(PreviewPlan(claims=updated, extended=self.plan.extended, pods=self.plan.pods))
+
+
+def count_fit(state: ClusterState, plan: PreviewPlan, gates: Any, nodes: Sequence[Obj], *,
+              limit: int | None = None, placement: str = RANKED,
+              progress: Callable[[int], None] | None = None) -> FitResult:
+    """Place replicas of ``plan`` on ``nodes`` until none fits (or ``limit`` are placed).
+
+    Raises what the allocator raises for malformed claims only through the per-node
+    outcomes: a node whose allocation errs takes no replica.
+    """
+    fitter = _Fitter(state, plan, gates, nodes)
+    ranked = rank(fitter.evaluate(name) for name in fitter.nodes)
+    errors = {o.node: o.error or "" for o in ranked if o.status == ERROR}
+    order = [o.node for o in ranked]
+    alive = [o.node for o in ranked if o.allocated]
+    last_node: str | None = None
+    if placement == SPREAD:
+        last_node = _spread(fitter, alive, limit, progress)
+    else:
+        last_node = _ranked(fitter, ranked, limit, progress)
+    per_node = {name: 0 for name in order}
+    for replica in fitter.replicas:
+        per_node[replica.node] += 1
+    stopped = LIMIT if limit is not None and len(fitter.replicas) >= limit else EXHAUSTED
+    pools = sorted(fitter.pool_counts.values(), key=lambda p: (p.driver, p.pool))
+    return FitResult(plan=fitter.plan, gates=gates, placement=placement, limit=limit, replicas=fitter.replicas,
+                     nodes=order, per_node=per_node, pools=pools, stopped=stopped, errors=errors,
+                     last_node=last_node)
+
+
+def _ranked(fitter: _Fitter, ranked: list[NodeOutcome], limit: int | None,
+            progress: Callable[[int], None] | None) -> str | None:
+    """Each replica on the node the preview ranks first (highest score, then name)."""
+    version: dict[str, int] = {}
+    heap = [(-o.score, o.node, 0) for o in ranked if o.allocated]
+    heapq.heapify(heap)
+    last: str | None = None
+    while heap and (limit is None or len(fitter.replicas) < limit):
+        _, name, seen = heapq.heappop(heap)
+        if version.get(name, 0) != seen:
+            continue  # an older entry of a node evaluated again since
+        last = name
+        for other in fitter.commit(fitter.outcomes[name]):
+            outcome = fitter.evaluate(other)
+            version[other] = version.get(other, 0) + 1
+            if outcome.allocated:
+                heapq.heappush(heap, (-outcome.score, other, version[other]))
+        if progress is not None:
+            progress(len(fitter.replicas))
+    return last
+
+
+def _spread(fitter: _Fitter, alive: list[str], limit: int | None,
+            progress: Callable[[int], None] | None) -> str | None:
+    """Round-robin: one replica per node that still fits, in ranking order, round after round."""
+    dirty: set[str] = set()
+    last: str | None = None
+    while alive and (limit is None or len(fitter.replicas) < limit):
+        still = []
+        for name in alive:
+            if limit is not None and len(fitter.replicas) >= limit:
+                still.append(name)
+                continue
+            outcome = fitter.evaluate(name) if name in dirty else fitter.outcomes[name]
+            dirty.discard(name)
+            if not outcome.allocated:
+                continue
+            last = name
+            dirty |= fitter.commit(outcome)
+            still.append(name)
+            if progress is not None:
+                progress(len(fitter.replicas))
+        alive = still
+    return last
+
+
+def final_state(state: ClusterState, result: FitResult) -> ClusterState:
+    """The cluster state with every replica's claims stored as allocated."""
+    stored = result.stored_claims()
+    replaced = {(c["metadata"]["namespace"], c["metadata"]["name"]) for c in stored}
+    kept = [c for c in state.resource_claims if _key(c) not in replaced]
+    return dataclasses.replace(state, resource_claims=[*kept, *stored], warnings=list(state.warnings))
+
+
+def _key(claim: Obj) -> tuple[str, str]:
+    meta = claim.get("metadata") or {}
+    return (meta.get("namespace") or "default", meta.get("name") or "")
+
+
+def stop_reasons(state: ClusterState, result: FitResult, nodes: Sequence[Obj]) -> dict[str, str]:
+    """Why no further replica fits on each node: explain's one-line node reason, from explain
+    run on the final state (every replica stored as an allocated claim), so the words are
+    exactly those ``kubectl dra explain`` would print there. Fills ``result.reasons``."""
+    from ..allocation.explain import ExplainTracer, SelectionRefiner, explain_node
+    from ..preview.run import run_preview
+
+    final = final_state(state, result)
+    refiner = SelectionRefiner(final, result.gates)
+    by_name = {node_name(n): n for n in nodes}
+    preview = run_preview(final, result.plan, result.gates, list(nodes),
+                          tracer_factory=lambda node: ExplainTracer(node_name(node), refine=refiner,
+                                                                    refine_pool=refiner.pool))
+    reasons: dict[str, str] = {}
+    for outcome in preview.nodes:
+        claims = result.plan.claims_for(by_name[outcome.node])
+        allocations = [alloc for _, alloc in outcome.allocations] if outcome.allocated else []
+        reasons[outcome.node] = explain_node(outcome.node, outcome.status, [c.claim for c in claims], outcome.tracer,
+                                             results=allocations, reasons=outcome.reasons,
+                                             error=outcome.error).reason
+    result.reasons = reasons
+    return reasons
