@@ -36,7 +36,7 @@ TARGET_KINDS: dict[str, tuple[str, str]] = {
 }
 
 #: commands whose positional arguments are targets
-_TARGET_COMMANDS = ("preview", "explain")
+_TARGET_COMMANDS = ("preview", "explain", "fit")
 
 #: option destinations whose values are paths (completed by the shell's file completion)
 _PATH_PARAMS = frozenset({"filenames", "state_paths", "old_paths", "kubeconfig", "files", "directory", "dir"})

@@ -20,6 +20,7 @@ from ..errors import DraError
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "preview": ("kubectl_dra.cli.preview", "preview", "Show which node and devices claims would be allocated."),
     "explain": ("kubectl_dra.cli.explain", "explain", "Explain per node and device why claims do not fit."),
+    "fit": ("kubectl_dra.cli.fit", "fit", "Count how many more replicas fit, where, and what runs out first."),
     "usage": ("kubectl_dra.cli.usage", "usage", "Show free and used devices, counters and capacity."),
     "validate": ("kubectl_dra.cli.validate", "validate", "Apply the API server's DRA rules to files offline."),
     "metadata": ("kubectl_dra.cli.metadata", "metadata", "Read and check device metadata files (KEP-5304)."),
@@ -81,6 +82,7 @@ def cli() -> None:
       kubectl dra preview claim/my-claim              # where would it go?
       kubectl dra preview -f claim.yaml --state dump/ # offline, from a dump
       kubectl dra explain pod/trainer-0               # why is my pod Pending?
+      kubectl dra fit template/one-gpu                # how many more fit? what runs out?
       kubectl dra usage                               # what is free?
       kubectl dra validate -f slices.yaml             # is my driver's output valid?
       kubectl dra metadata trainer-0 --check          # is the device metadata in my pod right?
