@@ -309,7 +309,7 @@ def test_secret_store_and_ca_bundle_injection(api: WritableAPI, tmp_path: Path,
 
 
 def test_cert_job_stays_within_its_rbac(api: WritableAPI, tmp_path: Path) -> None:
-    """Every request the job makes is allowed by deploy/rbac.yaml: get/update/patch of its two Secrets by
+    """Every request the job makes is allowed by deploy/base/rbac.yaml: get/update/patch of its two Secrets by
     name, create of Secrets in its namespace, get/patch of the two webhook configurations by name."""
     kubeconfig = str(api.kubeconfig(tmp_path / "kubeconfig"))
     assert main(CERTS_ARGS + ["--kubeconfig", kubeconfig]) == 0
