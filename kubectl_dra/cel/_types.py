@@ -22,6 +22,18 @@ PACKAGE = "kubernetes"
 QUANTITY_TYPE = "kubernetes.Quantity"
 SEMVER_TYPE = "kubernetes.Semver"
 DEVICE_TYPE = "kubernetes.DRADevice"
+#: the apiserver's opaque net.IP / net.CIDR and object kubernetes.URL / kubernetes.NamedFormat;
+#: each message holds one canonical text, so message equality is upstream's Equal
+IP_TYPE = "net.IP"
+CIDR_TYPE = "net.CIDR"
+URL_TYPE = "kubernetes.URL"
+FORMAT_TYPE = "kubernetes.NamedFormat"
+#: check-time stand-ins for optional_type(kubernetes.NamedFormat) / optional_type(list(string)):
+#: the Python binding cannot declare optional result types (values are real optionals)
+OPTIONAL_FORMAT_TYPE = "kubernetes.dra.OptionalNamedFormat"
+OPTIONAL_STRINGS_TYPE = "kubernetes.dra.OptionalStringList"
+OPTIONAL_STANDINS = {OPTIONAL_FORMAT_TYPE: "optional_type(kubernetes.NamedFormat)",
+                     OPTIONAL_STRINGS_TYPE: "optional_type(list(string))"}
 #: the device type without ``allowMultipleAllocations`` (DRAConsumableCapacity off)
 DEVICE_TYPE_NO_MULTI = "kubernetes.DRADeviceV131"
 
@@ -73,19 +85,56 @@ def _build_file() -> descriptor_pb2.FileDescriptorProto:
     return fdp
 
 
+def _build_net_file() -> descriptor_pb2.FileDescriptorProto:
+    """Describe net.IP and net.CIDR (package ``net``, as upstream's type names)."""
+    fdp = descriptor_pb2.FileDescriptorProto(
+        name="kubectl_dra/cel/net_types.proto", package="net", syntax="proto3")
+    for name in ("IP", "CIDR"):
+        msg = fdp.message_type.add(name=name)
+        msg.field.add(name="t", number=1, type=_STRING, label=_OPTIONAL)  # canonical text
+    return fdp
+
+
+def _build_k8s_extra_file() -> descriptor_pb2.FileDescriptorProto:
+    """Describe kubernetes.URL (text = Go's URL.String()) and kubernetes.NamedFormat (name)."""
+    fdp = descriptor_pb2.FileDescriptorProto(
+        name="kubectl_dra/cel/kubernetes_extra_types.proto", package=PACKAGE, syntax="proto3")
+    url = fdp.message_type.add(name="URL")
+    url.field.add(name="t", number=1, type=_STRING, label=_OPTIONAL)
+    named = fdp.message_type.add(name="NamedFormat")
+    named.field.add(name="n", number=1, type=_STRING, label=_OPTIONAL)
+    return fdp
+
+
+def _build_standin_file() -> descriptor_pb2.FileDescriptorProto:
+    """Describe the check-time stand-ins for optional results (no fields)."""
+    fdp = descriptor_pb2.FileDescriptorProto(
+        name="kubectl_dra/cel/standin_types.proto", package="kubernetes.dra", syntax="proto3")
+    for name in (OPTIONAL_FORMAT_TYPE, OPTIONAL_STRINGS_TYPE):
+        fdp.message_type.add(name=name.rsplit(".", 1)[1])
+    return fdp
+
+
 def _register() -> descriptor_pool.DescriptorPool:
-    """Add our file to the default pool once (idempotent across reloads)."""
+    """Add our files to the default pool once (idempotent across reloads)."""
     pool = descriptor_pool.Default()
-    try:
-        pool.FindMessageTypeByName(QUANTITY_TYPE)
-    except KeyError:
-        pool.Add(_build_file())
+    for type_name, build in ((QUANTITY_TYPE, _build_file), (IP_TYPE, _build_net_file),
+                             (URL_TYPE, _build_k8s_extra_file),
+                             (OPTIONAL_FORMAT_TYPE, _build_standin_file)):
+        try:
+            pool.FindMessageTypeByName(type_name)
+        except KeyError:
+            pool.Add(build())
     return pool
 
 
 POOL = _register()
 QuantityMsg: Any = message_factory.GetMessageClass(POOL.FindMessageTypeByName(QUANTITY_TYPE))
 SemverMsg: Any = message_factory.GetMessageClass(POOL.FindMessageTypeByName(SEMVER_TYPE))
+IPMsg: Any = message_factory.GetMessageClass(POOL.FindMessageTypeByName(IP_TYPE))
+CIDRMsg: Any = message_factory.GetMessageClass(POOL.FindMessageTypeByName(CIDR_TYPE))
+URLMsg: Any = message_factory.GetMessageClass(POOL.FindMessageTypeByName(URL_TYPE))
+FormatMsg: Any = message_factory.GetMessageClass(POOL.FindMessageTypeByName(FORMAT_TYPE))
 
 
 def canonical_decimal(value: Fraction) -> tuple[str, int]:

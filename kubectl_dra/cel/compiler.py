@@ -105,8 +105,8 @@ def _python_value(value: Any) -> Any:
 class CompiledExpression:
     """A checked, rewritten expression ready to evaluate against devices."""
 
-    __slots__ = ("expression", "result", "output_type", "_checked", "_program", "_cost",
-                 "_cost_lock")
+    __slots__ = ("expression", "result", "output_type", "optional", "_checked", "_program",
+                 "_cost", "_cost_lock")
 
     def __init__(self, expression: str, result: str, checked: Any, program: Any,
                  output_type: str) -> None:
@@ -114,6 +114,8 @@ class CompiledExpression:
         self.result = result
         #: result type as cel-go prints it (``bool``, ``dyn``, ``list(string)``, ...)
         self.output_type = output_type
+        #: the result is an optional: evaluate() gives its value or None
+        self.optional = output_type.startswith("optional_type(")
         self._checked = checked
         self._program = program
         self._cost: int | None = None
@@ -142,12 +144,16 @@ class CompiledExpression:
     def matches(self, device: DeviceInput) -> bool:
         """Evaluate as a selector: True/False, or CELRuntimeError (upstream text)."""
         value = self._eval(device)
-        raw = value.value()
-        if raw is True or raw is False:
-            return raw
-        type_name = value.type().name()
-        if type_name == "ERROR":
-            raise CELRuntimeError(messages.runtime_error_text(raw))
+        try:
+            raw = value.value()
+        except TypeError:  # a value the binding cannot show: an optional
+            raw, type_name = None, "optional_type"
+        else:
+            if raw is True or raw is False:
+                return raw
+            type_name = value.type().name()
+            if type_name == "ERROR":
+                raise CELRuntimeError(messages.runtime_error_text(raw))
         go_type = messages.value_type_text(type_name)
         raise CELRuntimeError(
             f"CEL result of type {go_type} could not be converted to bool: "
@@ -156,9 +162,17 @@ class CompiledExpression:
     def evaluate(self, device: DeviceInput) -> Any:
         """Evaluate and return the result as Python data; CELRuntimeError on error."""
         value = self._eval(device)
-        if value.type().name() == "ERROR":
-            raise CELRuntimeError(messages.runtime_error_text(value.value()))
-        return _python_value(value.plain_value())
+        try:
+            if value.type().name() == "ERROR":
+                raise CELRuntimeError(messages.runtime_error_text(value.value()))
+            plain = value.plain_value()
+        except TypeError:  # the binding cannot convert optional values
+            raise CELRuntimeError(
+                "CEL result of type optional_type cannot be represented; use .orValue() or "
+                ".hasValue()") from None
+        if self.optional:
+            return _python_value(plain[0]) if plain else None
+        return _python_value(plain)
 
     def __repr__(self) -> str:
         return f"CompiledExpression({self.expression!r})"
@@ -232,7 +246,7 @@ def _check(expression: str, result: str, consumable_capacity: bool,
 def _build(expression: str, result: str) -> CompiledExpression:
     """Check (all features, as the scheduler's StoredExpressions env), rewrite, load."""
     checked, output_type = _check(expression, result, True, True)
-    parsed = rewrite(checked)
+    parsed = rewrite(checked, optional_result=output_type.startswith("optional_type("))
     wrapper = any_pb2.Any()
     wrapper.Pack(parsed)
     try:

@@ -543,8 +543,37 @@ class Coster:
                     el_cost = el_cost.add(elem_size.factor(STRING_TRAVERSAL))
                 return size(target).mul(el_cost), None
             return size(target).factor(STRING_TRAVERSAL), None
-        if function == "url" and len(args) == 1:
+        if function in ("url", "jsonpatch.escapeKey") and len(args) == 1:
+            s = size(args[0])
+            return s.factor(STRING_TRAVERSAL), s
+        if function in ("cidr", "isIP", "isCIDR", "quantity", "isQuantity", "semver",
+                        "isSemver") and args:
             return size(args[0]).factor(STRING_TRAVERSAL), None
+        if function == "ip":
+            if oid == "cidr_ip":
+                return ONE, None
+            if args:
+                return size(args[0]).factor(STRING_TRAVERSAL), None
+        if function == "ip.isCanonical" and args:
+            return size(args[0]).factor(2 * STRING_TRAVERSAL), None
+        if function in ("masked", "prefixLength", "family", "isUnspecified", "isLoopback",
+                        "isLinkLocalMulticast", "isLinkLocalUnicast", "isGlobalUnicast",
+                        "format.named", "major", "minor", "patch", "getScheme", "getHostname",
+                        "getHost", "getPort", "getEscapedPath", "getQuery"):
+            return ONE, None
+        if function in ("containsIP", "containsCIDR") and args:
+            ip_bytes = Est(4, 16)
+            est = ip_bytes.add(ip_bytes).factor(STRING_TRAVERSAL)
+            if function == "containsCIDR":
+                est = est.add(ip_bytes.factor(STRING_TRAVERSAL)).add(ONE)
+            if oid in ("cidr_contains_ip_string", "cidr_contains_cidr_string"):
+                est = est.add(size(args[0]).factor(STRING_TRAVERSAL))
+            return est, None
+        if function == "validate" and args:
+            return size(args[0]).factor(STRING_TRAVERSAL).factor(
+                MAX_NAME_FORMAT_REGEX_SIZE * REGEX_LENGTH), None
+        if function == "_==_" and len(args) == 2:
+            return self._opaque_equality_cost(args[0], args[1])
         if function in ("lowerAscii", "upperAscii", "substring", "trim") and target is not None:
             s = size(target)
             return s.factor(STRING_TRAVERSAL), s
@@ -584,6 +613,23 @@ class Coster:
         return None
 
     @staticmethod
+    def _opaque_equality_cost(lhs: _Node, rhs: _Node) -> Optional[tuple[Est, Optional[Est]]]:
+        """apiserver's ``_==_`` rule for its own types (None: cel-go's size-based rule)."""
+        name = _message_name(lhs)
+        if name is None or name != _message_name(rhs):
+            return None
+        if name in _UNIT_EQUALITY_TYPES:
+            return ONE, None
+        if name == FORMAT_TYPE_NAME:
+            return Est(1, MAX_FORMAT_SIZE).factor(STRING_TRAVERSAL), None
+        if name == URL_TYPE_NAME:
+            size = ONE
+            if rhs.size is not None:  # upstream takes both sides' size from the right operand
+                size = rhs.size
+            return Est(1, size.hi).factor(STRING_TRAVERSAL), None
+        return None
+
+    @staticmethod
     def _replace_cost(s: Est, old: Est, new: Est) -> tuple[Est, Optional[Est]]:
         """apiserver's estimate for ``replace``."""
         count_hi = retained_hi = count_lo = retained_lo = 0
@@ -603,6 +649,25 @@ class Coster:
             count_lo = math.ceil(s.lo / old.hi)
         result = Est(count_lo, count_hi).mul(new).add(Est(retained_lo, retained_hi))
         return s.factor(2 * STRING_TRAVERSAL), result
+
+
+#: apiserver pkg/cel limits used by its cost rules
+MAX_FORMAT_SIZE = 64
+MAX_NAME_FORMAT_REGEX_SIZE = 128
+FORMAT_TYPE_NAME = "kubernetes.NamedFormat"
+URL_TYPE_NAME = "kubernetes.URL"
+#: types whose equality upstream prices at 1
+_UNIT_EQUALITY_TYPES = frozenset({"kubernetes.Quantity", "kubernetes.Semver", "net.IP", "net.CIDR"})
+
+def _message_name(node: _Node) -> Optional[str]:
+    """The declared message type of an argument; capacity values are Quantities upstream
+    (the check environment types them dyn, so their path tells)."""
+    path = node.path or ()
+    if len(path) == 4 and path[:2] == ("device", "capacity"):
+        return "kubernetes.Quantity"
+    if node.type is not None and node.type.WhichOneof("type_kind") == "message_type":
+        return node.type.message_type
+    return None
 
 
 _SIZED_COMPARISONS = frozenset({

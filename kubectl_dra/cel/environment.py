@@ -18,7 +18,7 @@ from typing import Any
 
 from cel_expr_python import cel
 
-from kubectl_dra.cel import _types
+from kubectl_dra.cel import _types, library_ext
 from kubectl_dra.cel.library import function_decls
 
 # cel-go extensions that the Kubernetes StoredExpressions environment enables.
@@ -34,6 +34,12 @@ extensions:
   - name: sets
   - name: two-var-comprehensions
 """
+# The check environment declares these standard functions itself (library_ext.check_decls).
+_CHECK_YAML = _EXTENSIONS_YAML + "stdlib:\n  exclude_functions:\n" + "".join(
+    f'    - name: "{name}"\n' for name in library_ext.REPLACED_STDLIB)
+# The runtime environment only loads expanded expressions: no macros needed, and
+# cel.@mapInsert comes from library_ext (the extension's own one has no implementation).
+_RUNTIME_YAML = _EXTENSIONS_YAML.replace("  - name: two-var-comprehensions\n", "")
 
 DEVICE_VAR = "device"
 _lock = threading.Lock()
@@ -51,9 +57,11 @@ def check_env(*, consumable_capacity: bool = True, list_type_attributes: bool = 
             if env is None:
                 device_type = _types.DEVICE_TYPE if consumable_capacity else _types.DEVICE_TYPE_NO_MULTI
                 env = cel.NewEnv(
-                    _types.POOL, config=cel.NewEnvConfigFromYaml(_EXTENSIONS_YAML),
+                    _types.POOL, config=cel.NewEnvConfigFromYaml(_CHECK_YAML),
                     variables={DEVICE_VAR: cel.Type(device_type)},
-                    functions=function_decls(includes=list_type_attributes, runtime=False))
+                    extensions=[library_ext.check_extension()],
+                    functions=function_decls(includes=list_type_attributes, runtime=False)
+                    + library_ext.check_decls())
                 _check_envs[key] = env
     return env
 
@@ -64,7 +72,9 @@ def runtime_env() -> Any:
         with _lock:
             if not _runtime_env:
                 _runtime_env.append(cel.NewEnv(
-                    _types.POOL, config=cel.NewEnvConfigFromYaml(_EXTENSIONS_YAML),
+                    _types.POOL, config=cel.NewEnvConfigFromYaml(_RUNTIME_YAML),
                     variables={DEVICE_VAR: cel.Type.Map(cel.Type.STRING, cel.Type.DYN)},
-                    functions=function_decls(includes=False, runtime=True)))
+                    extensions=[library_ext.runtime_extension()],
+                    functions=function_decls(includes=False, runtime=True)
+                    + library_ext.runtime_decls()))
     return _runtime_env[0]

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from kubectl_dra.cel import _types, limits
+from kubectl_dra.cel import _types, library_ext, limits
+from kubectl_dra.cel.formats import FORMATS
 from kubectl_dra.cel._proto import syntax_pb2
 from kubectl_dra.cel.library import (
     COMPARE_FUNCTION,
@@ -185,10 +186,19 @@ class Rewriter:
 
     # --- rewrites ----------------------------------------------------------------------
 
-    def rewrite(self) -> Any:
-        """Return the rewritten ParsedExpr."""
+    def rewrite(self, optional_result: bool = False) -> Any:
+        """Return the rewritten ParsedExpr (an optional result as a list of 0 or 1 items)."""
         out = syntax_pb2.ParsedExpr()
-        out.expr.CopyFrom(self._rw(self.checked.expr))
+        root = self._rw(self.checked.expr)
+        if optional_result:
+            name = f"@dra_o{self._next_id}"
+            some = self._new()
+            some.list_expr.elements.add().CopyFrom(self.call("value", target=self.ident(name)))
+            none = self._new()
+            none.list_expr.SetInParent()
+            root = self.bind(name, root, self.cond(self.call("hasValue", target=self.ident(name)),
+                                                   some, none))
+        out.expr.CopyFrom(root)
         out.source_info.CopyFrom(self.checked.source_info)
         return out
 
@@ -245,6 +255,8 @@ class Rewriter:
             out = self._native_compare(call.function, kind, target, args[0])
         elif self.fold_literals and target is None and (folded := self._fold(call)) is not None:
             out = folded
+        elif (renamed := self._library_call(node, call.function, target, args)) is not None:
+            out = renamed
         else:
             out = Expr()
             out.CopyFrom(node)
@@ -272,6 +284,37 @@ class Rewriter:
                 return self.message_literal(parse_semver_msg(consts[0], len(consts) == 2 and consts[1]))
         except Exception:  # invalid literal: keep the call, it fails at runtime as upstream
             return None
+        return None
+
+    def _overload_ids(self, node: Any) -> list[str]:
+        ref = self.checked.reference_map.get(node.id)
+        return list(ref.overload_id) if ref is not None else []
+
+    def _library_call(self, node: Any, function: str, target: Any, args: list[Any]) -> Any | None:
+        """Calls the engine cannot dispatch itself, as calls of runtime helpers (or None)."""
+        ids = self._overload_ids(node)
+        if function == "string" and ids and set(ids) <= library_ext.OWN_STRING_OVERLOADS:
+            return self.call(library_ext.STRING_FUNCTION, *args)
+        if function in ("indexOf", "lastIndexOf") and target is not None and any(
+                i.startswith(library_ext.OWN_LIST_INDEX_PREFIX) for i in ids):
+            helper = (library_ext.INDEX_OF_FUNCTION if function == "indexOf"
+                      else library_ext.LAST_INDEX_OF_FUNCTION)
+            return self.call(helper, target, *args)
+        if function.startswith("format.") and function[7:] in FORMATS and not args and target is None:
+            return self.message(_types.FORMAT_TYPE, n=FORMATS[function[7:]][0])
+        if function == "format.named" and target is None and len(args) == 1:
+            name = f"@dra_n{self._next_id}"
+            return self.bind(name, args[0], self.cond(
+                self.call(library_ext.FORMAT_KNOWN_FUNCTION, self.ident(name)),
+                self.call("optional.of", self.call(library_ext.FORMAT_OF_FUNCTION, self.ident(name))),
+                self.call("optional.none")))
+        if function == "validate" and target is not None and len(args) == 1 and "format-validate" in ids:
+            found = f"@dra_v{self._next_id}"
+            return self.bind(found, self.call(library_ext.FORMAT_VALIDATE_FUNCTION, target, args[0]),
+                             self.cond(self.call("_==_", self.call("size", self.ident(found)),
+                                                 self.const(0)),
+                                       self.call("optional.none"),
+                                       self.call("optional.of", self.ident(found))))
         return None
 
     def _comparison_kind(self, node: Any) -> str | None:
@@ -354,9 +397,9 @@ class Rewriter:
                          self.cond(iterable, self.ident(r), self.call(FAIL_FUNCTION, message)))
 
 
-def rewrite(checked: Any, fold_literals: bool = True) -> Any:
+def rewrite(checked: Any, fold_literals: bool = True, optional_result: bool = False) -> Any:
     """Rewrite a CheckedExpr into a runnable ParsedExpr."""
-    return Rewriter(checked, fold_literals).rewrite()
+    return Rewriter(checked, fold_literals).rewrite(optional_result)
 
 
 __all__ = ["rewrite", "Rewriter", "INCLUDES_TOO_LONG"]
