@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -12,6 +13,8 @@ from google.protobuf import any_pb2
 from kubectl_dra.cel import environment, limits, messages
 from kubectl_dra.cel._proto import checked_pb2
 from kubectl_dra.cel.device import DeviceInput
+from kubectl_dra.cel.library import regex_error_text
+from kubectl_dra.cel.respell import respell_exists_one
 from kubectl_dra.cel.rewrite import rewrite
 from kubectl_dra.errors import CELCompileError, CELRuntimeError
 
@@ -224,6 +227,48 @@ def _homogeneous_literals(checked: Any, expression: str) -> None:
                       if not entry.optional_entry])
 
 
+def _literal_arg(node: Any) -> Any:
+    """The Python value of a literal node, or None."""
+    if node.WhichOneof("expr_kind") != "const_expr":
+        return None
+    kind = node.const_expr.WhichOneof("constant_kind")
+    return getattr(node.const_expr, kind) if kind else None
+
+
+def _literal_is_valid(function: str, value: Any) -> bool:
+    """Whether ``duration(lit)`` / ``timestamp(lit)`` evaluates (cel-go's literal validators)."""
+    text = json.dumps(value) if isinstance(value, str) else str(value)
+    env = environment.runtime_env()
+    try:
+        result = env.compile(f"{function}({text})").eval(env.Activation(data={}))
+    except RuntimeError:
+        return False
+    return result.type().name() != "ERROR"
+
+
+def _literal_checks(checked: Any, expression: str) -> None:
+    """Upstream's checks of constant arguments: regex, duration and timestamp literals
+    (cel-go AST validators) and constant find/findAll patterns (program creation)."""
+    for node in _walk(checked.expr):
+        if node.WhichOneof("expr_kind") != "call_expr" or not node.call_expr.args:
+            continue
+        function, first = node.call_expr.function, node.call_expr.args[0]
+        value = _literal_arg(first)
+        if value is None:
+            continue
+        if function == "matches" and isinstance(value, str) and regex_error_text(value):
+            bad = "invalid matches argument"
+        elif function in ("duration", "timestamp") and not _literal_is_valid(function, value):
+            bad = f"invalid {function} argument"
+        elif function in ("find", "findAll") and node.call_expr.HasField("target") \
+                and isinstance(value, str) and (why := regex_error_text(value)):
+            raise CELCompileError("program instantiation failed: " + why)
+        else:
+            continue
+        raise CELCompileError("compilation failed: " + _located_error(checked, expression,
+                                                                      first.id, bad))
+
+
 def _check(expression: str, result: str, consumable_capacity: bool,
            list_type_attributes: bool) -> tuple[Any, str]:
     """Type-check in the feature-specific env; returns (CheckedExpr, output type)."""
@@ -234,8 +279,16 @@ def _check(expression: str, result: str, consumable_capacity: bool,
     try:
         checked = _unpack_checked(env.compile(expression))
     except RuntimeError as err:
-        raise CELCompileError("compilation failed: " + messages.compile_error_text(str(err))) from None
+        respelled = respell_exists_one(expression) if "exists_one" in expression else expression
+        try:
+            if respelled == expression:
+                raise
+            checked = _unpack_checked(env.compile(respelled))
+        except RuntimeError:
+            raise CELCompileError(
+                "compilation failed: " + messages.compile_error_text(str(err))) from None
     _homogeneous_literals(checked, expression)
+    _literal_checks(checked, expression)
     root_type = checked.type_map.get(checked.expr.id)
     output_type = messages.type_text(root_type) if root_type is not None else "dyn"
     if result == "bool" and output_type not in ("bool", "dyn"):

@@ -10,11 +10,11 @@ declaration-only (the type checker still sees them).
 
 from __future__ import annotations
 
-import re
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Callable
 
+import re2
 from cel_expr_python import cel
 
 from kubectl_dra.cel import _types
@@ -258,27 +258,66 @@ def _is_less_than(a: Any, b: Any) -> bool:
 # --- regex -------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=256)
-def _regex(pattern: str) -> re.Pattern[str]:
-    """Compile a regular expression (RE2 syntax mostly equals Python's)."""
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # errors are reported to the user, not logged to stderr
+#: RE2's error prefixes -> Go regexp's ErrorCode texts (what upstream prints)
+_GO_REGEX_CODES = (
+    ("missing )", "missing closing )"), ("missing ]", "missing closing ]"),
+    ("unexpected )", "unexpected )"), ("trailing \\", "trailing backslash at end of expression"),
+    ("invalid escape sequence", "invalid escape sequence"),
+    ("invalid character class range", "invalid character class range"),
+    ("invalid character class", "invalid character class"),
+    ("invalid perl operator", "invalid or unsupported Perl syntax"),
+    ("invalid named capture group", "invalid named capture"),
+    ("invalid repetition size", "invalid repeat count"),
+    ("bad repetition operator", "invalid nested repetition operator"),
+    ("missing argument to repetition operator", "missing argument to repetition operator"),
+    ("invalid UTF-8", "invalid UTF-8"),
+)
+
+
+def regex_error_text(pattern: str) -> str | None:
+    """Go's ``error parsing regexp: ...`` text for an invalid RE2 pattern (None when valid)."""
     try:
-        return re.compile(pattern)
-    except re.error as err:
-        raise LibraryError(f"Illegal regular expression: {err}") from None
+        compile_regex(pattern)
+    except LibraryError as err:
+        return str(err)
+    return None
+
+
+@lru_cache(maxsize=256)
+def compile_regex(pattern: str) -> Any:
+    """Compile a regular expression with RE2 semantics (as Go's regexp), or LibraryError."""
+    try:
+        return re2.compile(pattern, _RE2_OPTIONS)
+    except re2.error as err:
+        raw = err.args[0].decode("utf-8", "replace") if err.args and isinstance(
+            err.args[0], bytes) else str(err)
+        reason, _, fragment = raw.partition(": ")
+        code = next((go for needle, go in _GO_REGEX_CODES if raw.startswith(needle)), reason)
+        raise LibraryError(f"error parsing regexp: {code}: `{fragment or pattern}`") from None
 
 
 def _find(text: str, pattern: str) -> str:
-    """find(): the first match or the empty string."""
-    m = _regex(pattern).search(text)
+    """find(): the first (leftmost-first) match or the empty string."""
+    m = compile_regex(pattern).search(text)
     return m.group(0) if m else ""
 
 
 def _find_all(text: str, pattern: str, limit: int = -1) -> list[str]:
-    """findAll(): all matches (at most ``limit`` when >= 0)."""
+    """findAll(): matches as Go's FindAllString (empty matches right after a match skipped)."""
     if limit == 0:
         return []
-    out = [m.group(0) for m in _regex(pattern).finditer(text)]
-    return out if limit < 0 else out[:limit]
+    out: list[str] = []
+    previous_end = -1
+    for m in compile_regex(pattern).finditer(text):
+        if m.start() == m.end() and m.start() == previous_end:
+            continue
+        out.append(m.group(0))
+        previous_end = m.end()
+        if 0 < limit <= len(out):
+            break
+    return out
 
 
 # --- lists (apiserver library "kubernetes.lists") ---------------------------------
