@@ -148,9 +148,11 @@ class Server:
                 self.process.wait()
 
 
-def start_server(workdir: Path, *, gates: FeatureGates, kubeconfig: Path, mode: str = "enforce",
-                 cert_dir: Path | None = None, workers: int = 2) -> Server:
-    """``dra-webhook serve`` on a free loopback port; returns once /readyz answers 200."""
+def start_server(workdir: Path, *, gates: FeatureGates, kubeconfig: Path | None, mode: str = "enforce",
+                 cert_dir: Path | None = None, workers: int = 2, log_level: str = "warning",
+                 wait_for: str = "/readyz") -> Server:
+    """``dra-webhook serve`` on a free loopback port; returns once ``wait_for`` answers 200.
+    Without ``kubeconfig`` the server has no cluster configuration at all (no kubeconfig file, not in a pod)."""
     workdir.mkdir(parents=True, exist_ok=True)
     if cert_dir is None:
         cert_dir = workdir / "tls"
@@ -160,10 +162,13 @@ def start_server(workdir: Path, *, gates: FeatureGates, kubeconfig: Path, mode: 
     args = dra_webhook_command() + [
         "serve", "--bind", f"127.0.0.1:{port}", "--cert-file", str(cert_dir / "tls.crt"),
         "--key-file", str(cert_dir / "tls.key"), "--workers", str(workers), "--threads", "4", "--mode", mode,
-        "--feature-gates", gates.to_flag(), "--kubeconfig", str(kubeconfig), "--namespace-cache-ttl", "0",
-        "--log-level", "warning", "--metrics-dir", str(workdir / "metrics"),
-    ]
-    env = {k: v for k, v in os.environ.items() if k not in ("KUBERNETES_SERVICE_HOST", "PROMETHEUS_MULTIPROC_DIR")}
+        "--feature-gates", gates.to_flag(), "--namespace-cache-ttl", "0",
+        "--log-level", log_level, "--metrics-dir", str(workdir / "metrics"),
+    ] + (["--kubeconfig", str(kubeconfig)] if kubeconfig else [])
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("KUBERNETES_SERVICE_HOST", "PROMETHEUS_MULTIPROC_DIR", "KUBECONFIG")}
+    if kubeconfig is None:
+        env["HOME"] = str(workdir)  # no ~/.kube/config either
     with open(log, "wb") as sink:
         process = subprocess.Popen(args, stdout=sink, stderr=subprocess.STDOUT, env=env)
     server = Server(process, port, cert_dir, log)
@@ -173,14 +178,14 @@ def start_server(workdir: Path, *, gates: FeatureGates, kubeconfig: Path, mode: 
         if process.poll() is not None:
             raise AssertionError(f"dra-webhook serve exited with {process.returncode}:\n{log.read_text()}")
         try:
-            status, _ = probe.request("GET", "/readyz")
+            status, _ = probe.request("GET", wait_for)
             if status == 200:
                 break
         except OSError:
             probe.close()
         if time.monotonic() > deadline:
             server.stop()
-            raise AssertionError(f"dra-webhook serve not ready after 120s:\n{log.read_text()}")
+            raise AssertionError(f"dra-webhook serve: {wait_for} not 200 after 120s:\n{log.read_text()}")
         time.sleep(0.1)
     probe.close()
     return server
@@ -411,3 +416,107 @@ def test_pod_claims_are_checked_over_https(servers: Any) -> None:
     assert status == 200 and response["allowed"] is False
     assert [c["field"] for c in response["status"]["details"]["causes"]] == ["spec.resourceClaims[0]"]
     assert response["status"]["message"].startswith('Pod "trainer" is invalid')
+
+
+# --- readiness, deep objects, logs ---------------------------------------------------------------
+
+
+def test_not_ready_without_a_cluster_configuration(tmp_path: Path) -> None:
+    """Without a cluster configuration admin-access claims cannot be decided: /readyz says so (503),
+    /healthz stays 200 (the process is fine), and the log says why once at startup."""
+    server = start_server(tmp_path / "server", gates=FeatureGates.default(), kubeconfig=None, workers=1,
+                          wait_for="/healthz")
+    try:
+        client = server.client()
+        status, body = client.request("GET", "/readyz")
+        assert status == 503
+        assert b"no usable cluster configuration" in body and b"admin-access" in body
+        log = server.log.read_text()
+        assert "no usable cluster configuration" in log and "/readyz answers 503" in log
+        assert "Traceback" not in log
+    finally:
+        server.stop()
+
+
+def _claim_with_parameters(parameters: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "metadata": {"name": "deep", "namespace": "default"},
+            "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "gpu"}}],
+                                 "config": [{"opaque": {"driver": "gpu.example.com", "parameters": parameters}}]}}}
+
+
+def _nested(depth: int, kind: str) -> Any:
+    value: Any = [] if kind == "array" else {}
+    for _ in range(depth):
+        value = [value] if kind == "array" else {"a": value}
+    return value
+
+
+def _deep_review_body(depth: int, kind: str) -> bytes:
+    """The AdmissionReview as JSON text, built without recursion (json.dumps would need ``depth`` frames)."""
+    opening, closing = ("[", "]") if kind == "array" else ('{"a":', "}")
+    inner = opening * depth + ("[]" if kind == "array" else "{}") + closing * depth
+    review = admission_review(_claim_with_parameters({"x": "PLACEHOLDER"}))
+    return json.dumps(review).replace('"PLACEHOLDER"', inner).encode()
+
+
+@pytest.mark.parametrize(("depth", "kind", "allowed"), [
+    (500, "object", True),     # the issue's case: ~3 KB of parameters
+    (1600, "object", True),    # ~9.6 KB: about as deep as objects get within the API server's 10 KiB limit
+    (5000, "array", True),     # ~10 KB: as deep as anything gets within the limit
+    (9000, "array", False),    # over 10 KiB: refused as too long, as the API server does (not an internal error)
+])
+def test_deeply_nested_parameters_are_decided_never_internal_errors(depth: int, kind: str, allowed: bool,
+                                                                      servers: Any) -> None:
+    """Opaque parameters are raw JSON: the API server accepts them nested thousands deep (10 KiB, its
+    decoder's depth limit). The webhook decides on them like on any claim: never an InternalError."""
+    client = servers(()).client()
+    body = _deep_review_body(depth, kind)
+    status, data = client.request("POST", "/validate", body, {"Content-Type": "application/json"})
+    assert status == 200, data[:300]
+    response = json.loads(data)["response"]
+    assert response["allowed"] is allowed, response.get("status", {}).get("message", "")[:300]
+    if not allowed:
+        assert response["status"]["reason"] == "Invalid"
+        assert [c["field"] for c in response["status"]["details"]["causes"]] == [
+            "spec.devices.config[0].opaque.parameters"]
+    status, data = client.request("POST", "/mutate", body, {"Content-Type": "application/json"})
+    assert status == 200 and json.loads(data)["response"]["allowed"] is True
+
+
+def test_decision_logs_are_one_capped_line_each_and_repeats_are_limited(tmp_path: Path, kubeconfig: Path) -> None:
+    """At info: one line per decision, never longer than the cap, never an object or a traceback,
+    and a flood of the same denial is cut to a few lines."""
+    server = start_server(tmp_path / "server", gates=FeatureGates.default(), kubeconfig=kubeconfig, workers=1,
+                          log_level="info")
+    try:
+        client = server.client()
+        good = _claim_with_parameters({"x": 1})
+        status, reply = client.post_json("/validate", admission_review(good))
+        assert status == 200 and reply["response"]["allowed"] is True
+        huge = json.loads(json.dumps(good))
+        huge["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"] = "x" * 900_000
+        huge["metadata"]["name"] = "evil\n[forged] log line"
+        status, reply = client.post_json("/validate", admission_review(huge))
+        assert status == 200 and reply["response"]["allowed"] is False
+        bad = json.loads(json.dumps(good))
+        bad["spec"]["devices"]["requests"][0]["name"] = "Not_A_Name"
+        for _ in range(40):
+            status, reply = client.post_json("/validate", admission_review(bad))
+            assert status == 200 and reply["response"]["allowed"] is False
+        status, _ = client.request("POST", "/validate", b"{oops", {"Content-Type": "application/json"})
+        assert status == 400
+        server.stop()
+        lines = [line for line in server.log.read_text().splitlines() if "dra_webhook:" in line]
+    finally:
+        server.stop()
+    decisions = [line for line in lines if " validate " in line]
+    assert any(" allowed validate CREATE ResourceClaim default/deep " in line for line in decisions)
+    assert all(len(line) < 1200 for line in lines), max(len(line) for line in lines)
+    assert not any(line.startswith("[forged]") for line in server.log.read_text().splitlines())
+    assert "Traceback" not in server.log.read_text()
+    huge_lines = [line for line in decisions if "evil" in line]
+    assert len(huge_lines) == 1 and "denied" in huge_lines[0] and "..." in huge_lines[0]
+    repeated = [line for line in decisions if "Not_A_Name" in line]
+    assert 1 <= len(repeated) <= 5, len(repeated)
+    assert any(line.split("dra_webhook: ", 1)[1].startswith("malformed validate") for line in lines)

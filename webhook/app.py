@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from time import perf_counter
 from typing import Any, Callable, Mapping
 
@@ -19,6 +19,7 @@ from werkzeug.exceptions import HTTPException
 
 from kubectl_dra.validation.admission import Decision, review
 
+from .logs import MAX_ERRORS_LOGGED, MAX_LINE_CHARS, clip, decision_line, field_shape
 from .metrics import Metrics
 from .review import (
     HANDLED_VERSIONS,
@@ -127,38 +128,43 @@ class _AdmissionHandler:
         self.metrics = metrics
 
     def handle(self, endpoint: str) -> Response:
-        """Answer ``/validate`` or ``/mutate``."""
+        """Answer ``/validate`` or ``/mutate``; one log line for the decision."""
         start = perf_counter()
         body = request.get_data(cache=False)
         try:
             req = parse_review(body)
             _check_object_kind(req)
         except MalformedReview as exc:
-            self.metrics.observe(endpoint, "other", "other", "malformed", perf_counter() - start)
+            seconds = perf_counter() - start
+            self.metrics.observe(endpoint, "other", "other", "malformed", seconds)
+            _log_decision(logging.INFO, "malformed", endpoint, None, seconds, [exc.message], 0)
             return _json(400, error_status(400, "BadRequest", exc.message))
-        response, decision_label = self._respond(endpoint, req)
-        self.metrics.observe(endpoint, req.metric_kind, req.metric_operation, decision_label, perf_counter() - start)
-        return _json(200, envelope(response))
+        outcome = self._respond(endpoint, req)
+        seconds = perf_counter() - start
+        self.metrics.observe(endpoint, req.metric_kind, req.metric_operation, outcome.label, seconds)
+        level = logging.WARNING if outcome.label == "error" else logging.INFO
+        _log_decision(level, outcome.label, endpoint, req, seconds, outcome.details, outcome.total, outcome.repeat)
+        return _json(200, envelope(outcome.response))
 
-    def _respond(self, endpoint: str, req: AdmissionRequest) -> tuple[dict[str, Any], str]:
-        """The AdmissionReview response and the metrics decision label."""
+    def _respond(self, endpoint: str, req: AdmissionRequest) -> "_Outcome":
+        """The AdmissionReview response, the metrics decision label and what the log line names."""
         if not req.handled:
-            return admit(req.uid), "ignored"
+            return _Outcome(admit(req.uid), "ignored")
         try:
             decision = self._decide(req)
         except Exception as exc:  # a bug in the core must not become a 5xx the API server cannot read
-            log.exception("deciding on %s %s/%s failed", req.kind, req.namespace, req.name)
-            return self._internal_error(endpoint, req, exc), "error"
+            log.debug("deciding on %s %s/%s failed", clip(req.kind), clip(req.namespace), clip(req.name), exc_info=True)
+            return _Outcome(self._internal_error(endpoint, req, exc), "error", [f"{type(exc).__name__}: {exc}"], 1)
         if endpoint == "mutate":
             response = mutate_response(req, decision)
-            return response, "patched" if "patch" in response else "allowed"
+            return _Outcome(response, "patched" if "patch" in response else "allowed")
         response = validate_response(req, decision, enforce=self.settings.enforce)
         if decision.allowed:
-            return response, "allowed"
-        if not self.settings.enforce:
-            return response, "warned"
-        log.info("denied %s %s: %s", req.operation, decision.kind, decision.status_message())
-        return response, "denied"
+            return _Outcome(response, "allowed")
+        details = [str(error) for error in decision.errors[:MAX_ERRORS_LOGGED]]
+        repeat = tuple((error.type, field_shape(error.field)) for error in decision.errors[:1])
+        label = "denied" if self.settings.enforce else "warned"
+        return _Outcome(response, label, details, len(decision.errors), repeat)
 
     def _decide(self, req: AdmissionRequest) -> Decision:
         """Run the core's admission pipeline on the request's object."""
@@ -180,7 +186,7 @@ class _AdmissionHandler:
         meta = (req.object or {}).get("metadata")
         name = req.name or (str(meta.get("name") or meta.get("generateName") or "") if isinstance(meta, dict) else "")
         what = f"{req.kind} {req.namespace + '/' if req.namespace else ''}{name}".strip()
-        message = f"the DRA webhook could not validate {what}: {type(exc).__name__}: {exc}"
+        message = clip(f"the DRA webhook could not validate {what}: {type(exc).__name__}: {exc}", MAX_LINE_CHARS)
         if endpoint == "mutate":
             return admit(req.uid)
         if self.settings.enforce:
@@ -196,6 +202,32 @@ class _AdmissionHandler:
         """The Prometheus text exposition."""
         body, content_type = self.metrics.exposition()
         return Response(body, status=200, content_type=content_type)
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """One answered request: the response, its metrics label, and what its log line names."""
+
+    response: dict[str, Any]
+    label: str
+    details: list[str] = field(default_factory=list)
+    total: int = 0
+    repeat: tuple = ()
+
+
+def _log_decision(level: int, label: str, endpoint: str, req: AdmissionRequest | None, seconds: float,
+                  details: list[str], total: int, repeat: tuple = ()) -> None:
+    """One capped line for one decision; repeats of the same kind of line are rate-limited by the handler."""
+    if not log.isEnabledFor(level):
+        return
+    if req is None:
+        line = decision_line(label, endpoint, "-", "-", "", "", "-", seconds, details, total)
+        key: tuple = ("decision", label, endpoint)
+    else:
+        line = decision_line(label, endpoint, req.operation, req.kind, req.namespace, req.name, req.uid, seconds,
+                             details, total)
+        key = ("decision", label, endpoint, req.metric_kind, req.metric_operation, repeat)
+    log.log(level, "%s", line, extra={"repeat_key": key})
 
 
 def _check_object_kind(req: AdmissionRequest) -> None:

@@ -93,22 +93,41 @@ class KubernetesNamespaceFetcher:
         """The CoreV1Api of this process, created on first use."""
         with self._lock:
             if self._api is None or self._pid != os.getpid():
-                from kubernetes import client, config
+                from kubernetes import client
 
-                configuration = client.Configuration()
-                try:
-                    if self._kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
-                        config.load_incluster_config(client_configuration=configuration)
-                    else:
-                        config.load_kube_config(config_file=self._kubeconfig, context=self._context,
-                                                client_configuration=configuration)
-                except Exception as exc:  # config errors are many types (ConfigException, OSError, ...)
-                    raise NamespaceLookupError(f"no usable cluster configuration: {exc}") from None
+                configuration = self._configuration()
                 # The lookup timeout is the whole budget: retry a failed connect once, never a slow read.
                 configuration.retries = Retry(total=1, connect=1, read=0, redirect=0, status=0, other=0)
                 self._api = client.CoreV1Api(client.ApiClient(configuration))
                 self._pid = os.getpid()
             return self._api
+
+    def _configuration(self):  # -> kubernetes.client.Configuration
+        """The client configuration: in-cluster in a pod (unless a kubeconfig is given), else the kubeconfig."""
+        from kubernetes import client, config
+
+        configuration = client.Configuration()
+        try:
+            if self._kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
+                config.load_incluster_config(client_configuration=configuration)
+            else:
+                config.load_kube_config(config_file=self._kubeconfig, context=self._context,
+                                        client_configuration=configuration)
+        except Exception as exc:  # config errors are many types (ConfigException, OSError, ...)
+            raise NamespaceLookupError(f"no usable cluster configuration: {_one_line(exc)}") from None
+        return configuration
+
+    def readiness(self) -> str | None:
+        """``None`` when namespace lookups can be made (a cluster configuration loads), else why not.
+
+        Without one every admin-access claim would be denied for a reason that is not the claim's,
+        so the server must not report ready. The API server is not contacted: its being down is
+        not a reason to take the webhook out of its Service."""
+        try:
+            self._core_api()
+        except NamespaceLookupError as exc:
+            return f"{exc}; admin-access claims cannot be checked (run in a pod or give --kubeconfig)"
+        return None
 
     def __call__(self, namespace: str) -> dict[str, str]:
         """``metadata.labels`` of the namespace; :class:`NamespaceLookupError` on any failure."""
@@ -123,8 +142,14 @@ class KubernetesNamespaceFetcher:
                 raise NamespaceLookupError(f"namespace {namespace!r} not found") from None
             raise NamespaceLookupError(f"reading namespace {namespace!r} failed: HTTP {exc.status} {exc.reason}") from None
         except Exception as exc:  # network errors, timeouts, garbage bodies
-            raise NamespaceLookupError(f"reading namespace {namespace!r} failed: {exc}") from None
+            raise NamespaceLookupError(f"reading namespace {namespace!r} failed: {_one_line(exc)}") from None
         labels = (data.get("metadata") or {}).get("labels") or {} if isinstance(data, dict) else {}
         if not isinstance(labels, dict):
             raise NamespaceLookupError(f"namespace {namespace!r} has malformed labels")
         return {str(k): str(v) for k, v in labels.items()}
+
+
+def _one_line(exc: BaseException, limit: int = 300) -> str:
+    """An exception's message on one line, clipped (client errors can carry whole responses)."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."

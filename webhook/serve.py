@@ -15,6 +15,7 @@ import logging
 import os
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,14 @@ from .tls import CertificateError, ReloadingTLS
 
 #: Seconds a thread may hold the GIL while others wait (Python's default is 0.005).
 SWITCH_INTERVAL = 0.02
+
+#: Deepest nesting the API server decodes (its JSON decoder's limit); opaque driver parameters
+#: (raw JSON, up to 10 KiB) can nest ~5,000 deep, and the core walks objects by recursion.
+MAX_NESTING = 10_000
+#: Python frames allowed per request thread: a few per nesting level, plus the stack below.
+RECURSION_LIMIT = 6 * MAX_NESTING
+#: Stack of each request thread (address space, touched only as deep as a request goes).
+THREAD_STACK_BYTES = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -135,6 +144,9 @@ def build(options: ServeOptions) -> WebhookServer:
 
     fetcher = KubernetesNamespaceFetcher(options.kubeconfig, options.kube_context, options.lookup_timeout)
     fetcher.preload()
+    problem = fetcher.readiness()
+    if problem:
+        logging.getLogger("dra_webhook").warning("%s: /readyz answers 503 until this is fixed", problem)
     for problem in warm_up(gates):
         logging.getLogger("dra_webhook").warning("warm-up: %s", problem)
     # Everything loaded so far lives as long as the server: keep it out of the cyclic garbage
@@ -145,13 +157,21 @@ def build(options: ServeOptions) -> WebhookServer:
     # Requests are CPU-bound and short: let a thread finish one (or reach its next I/O) before the
     # interpreter hands the GIL to another, instead of interleaving them every 5 ms.
     sys.setswitchinterval(SWITCH_INTERVAL)
+    allow_deep_nesting()
     settings = Settings(
         gates=gates,
         mode=options.mode,
         namespace_labels=NamespaceLabels(fetcher, ttl=options.namespace_cache_ttl),
-        readiness=tls.readiness,
+        readiness=lambda: tls.readiness() or fetcher.readiness(),
     )
     return WebhookServer(create_app(settings), gunicorn_settings(options, tls))
+
+
+def allow_deep_nesting() -> None:
+    """Let request threads decide on objects nested as deep as the API server accepts: a higher
+    recursion limit, and thread stacks that hold it (set before gunicorn starts its threads)."""
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
+    threading.stack_size(max(threading.stack_size(), THREAD_STACK_BYTES))
 
 
 def run(options: ServeOptions) -> None:
@@ -160,10 +180,13 @@ def run(options: ServeOptions) -> None:
 
 
 def _configure_logging(level: str) -> None:
-    """The webhook's own log lines on stderr next to gunicorn's."""
+    """The webhook's own log lines on stderr next to gunicorn's, with repeats rate-limited."""
+    from .logs import RepeatFilter
+
     logger = logging.getLogger("dra_webhook")
     if not logger.handlers:
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("[%(asctime)s] [%(process)d] [%(levelname)s] %(name)s: %(message)s"))
+        handler.addFilter(RepeatFilter())
         logger.addHandler(handler)
     logger.setLevel(level.upper())
