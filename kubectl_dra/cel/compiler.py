@@ -227,6 +227,45 @@ def _homogeneous_literals(checked: Any, expression: str) -> None:
                       if not entry.optional_entry])
 
 
+def _is_device_attributes(node: Any) -> bool:
+    """``device.attributes``."""
+    return (node.WhichOneof("expr_kind") == "select_expr" and not node.select_expr.test_only
+            and node.select_expr.field == "attributes"
+            and node.select_expr.operand.WhichOneof("expr_kind") == "ident_expr"
+            and node.select_expr.operand.ident_expr.name == "device")
+
+
+def _lookup_operand(node: Any) -> Any:
+    """The map a select or ``_[_]`` lookup reads from (None for other nodes)."""
+    kind = node.WhichOneof("expr_kind")
+    if kind == "select_expr" and not node.select_expr.test_only:
+        return node.select_expr.operand
+    if kind == "call_expr" and node.call_expr.function == "_[_]" and len(node.call_expr.args) == 2:
+        return node.call_expr.args[0]
+    return None
+
+
+def _is_attribute_value(node: Any) -> bool:
+    """``device.attributes[domain][id]`` in any select/index spelling."""
+    domain_map = _lookup_operand(node)
+    if domain_map is None:
+        return False
+    attributes = _lookup_operand(domain_map)
+    return attributes is not None and _is_device_attributes(attributes)
+
+
+def _scalar_attribute_ranges(checked: Any, expression: str) -> None:
+    """Without DRAListTypeAttributes an attribute is typed ``any``, which cannot be the
+    range of a comprehension (upstream's NewExpressions environment)."""
+    for node in _walk(checked.expr):
+        if node.WhichOneof("expr_kind") == "comprehension_expr" \
+                and _is_attribute_value(node.comprehension_expr.iter_range):
+            raise CELCompileError("compilation failed: " + _located_error(
+                checked, expression, node.comprehension_expr.iter_range.id,
+                "expression of type 'google.protobuf.Any' cannot be range of a comprehension "
+                "(must be list, map, or dynamic)"))
+
+
 def _literal_arg(node: Any) -> Any:
     """The Python value of a literal node, or None."""
     if node.WhichOneof("expr_kind") != "const_expr":
@@ -289,6 +328,8 @@ def _check(expression: str, result: str, consumable_capacity: bool,
                 "compilation failed: " + messages.compile_error_text(str(err))) from None
     _homogeneous_literals(checked, expression)
     _literal_checks(checked, expression)
+    if not list_type_attributes:
+        _scalar_attribute_ranges(checked, expression)
     root_type = checked.type_map.get(checked.expr.id)
     output_type = messages.type_text(root_type) if root_type is not None else "dyn"
     if result == "bool" and output_type not in ("bool", "dyn"):
