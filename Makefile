@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?= -n auto
 
-.PHONY: demo test bench install clean
+.PHONY: demo test bench dist install clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,11 @@ test: $(STAMP)
 ## make bench: benchmarks; figures go to docs/benchmarks.md by hand
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.run
+
+## make dist: the one-file plugin dist/kubectl-dra (zipapp, this platform and CPython), its krew
+## archive and manifest dist/dra.yaml; other platforms: packaging/build_plugin.py --platform TAG
+dist: $(STAMP)
+	$(BIN)/python packaging/build_plugin.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis
