@@ -4,8 +4,10 @@ Two objects, each sent to ``/validate`` as a full AdmissionReview:
 
 - a typical ResourceClaim: two requests with CEL selectors and a matchAttribute constraint;
 - a ResourceSlice with 64 devices (attributes and capacities);
-- and, as the floor of the serving stack (TLS, gunicorn, Flask, JSON), a ConfigMap, which the
-  webhook admits untouched without calling the core.
+- as the floor of the serving stack (TLS, gunicorn, Flask, JSON), a ConfigMap, which the
+  webhook admits untouched without calling the core;
+- and, for memory, the largest ResourceSlice a driver realistically writes (128 devices with 32
+  attributes and capacities each) as an UPDATE (object and oldObject), saturated only.
 
 For each: (1) a fixed rate of 300 requests/s from an open-loop generator (Python processes with
 keep-alive connections; latency counted from the *scheduled* send time, so a stalled server is
@@ -13,6 +15,12 @@ not hidden by a stalled client), and (2) saturation: closed-loop keep-alive conn
 as the server answers, with ``wrk`` when it is installed (C, little client overhead) else Python
 processes. The server runs as deployed: 2 gunicorn workers x 4 threads. The load generator
 shares the machine's cores with the server, so saturated figures are a lower bound for the server.
+
+Resources (what ``deploy/base/deployment.yaml`` requests are sized from): the server's memory after
+the load (RSS and PSS of the master and each worker: the forked workers share the master's pages,
+so PSS adds up to what the pod's cgroup is charged), and the server's CPU seconds per request
+(master and workers, user + system) and the peak of the summed PSS (sampled every 50 ms) during
+the saturated Python run of each payload.
 
 Targets: p99 <= 10 ms at 300 req/s; >= 1,000 req/s saturated on 2 cores.
 Run: ``python -m benchmarks.run admission`` (or ``python -m benchmarks.bench_admission``).
@@ -33,6 +41,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -94,6 +103,25 @@ def slice_64() -> dict[str, Any]:
     }
 
 
+def largest_slice() -> dict[str, Any]:
+    """The largest ResourceSlice a driver realistically writes: 128 devices (the API's limit per
+    slice) with 24 string attributes of 60 characters and 8 capacities each."""
+    devices = [{"name": f"gpu-{i}",
+                "attributes": {f"attr{j}": {"string": "v" * 60} for j in range(24)},
+                "capacity": {f"cap{j}": {"value": "80Gi"} for j in range(8)}} for i in range(128)]
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "largest"},
+            "spec": {"driver": "gpu.example.com", "nodeName": "node-1",
+                     "pool": {"name": "node-1", "generation": 1, "resourceSliceCount": 1}, "devices": devices}}
+
+
+def update_body(obj: dict[str, Any]) -> bytes:
+    """An UPDATE review of ``obj`` (object and oldObject: twice the bytes of a CREATE)."""
+    review = json.loads(review_body(obj))
+    review["request"]["operation"] = "UPDATE"
+    review["request"]["oldObject"] = obj
+    return json.dumps(review).encode()
+
+
 def review_body(obj: dict[str, Any]) -> bytes:
     group, _, version = obj["apiVersion"].rpartition("/")
     gvk = {"group": group, "version": version, "kind": obj["kind"]}
@@ -107,6 +135,16 @@ def review_body(obj: dict[str, Any]) -> bytes:
 # --- server ------------------------------------------------------------------------------------
 
 
+#: A cluster configuration that is never contacted (the benchmark sends no admin-access claims).
+KUBECONFIG = """apiVersion: v1
+kind: Config
+clusters: [{name: bench, cluster: {server: "https://127.0.0.1:9"}}]
+users: [{name: bench, user: {token: bench}}]
+contexts: [{name: bench, context: {cluster: bench, user: bench}}]
+current-context: bench
+"""
+
+
 def start_server(workdir: Path) -> tuple[subprocess.Popen, int, str]:
     """``dra-webhook serve`` as deployed (2 workers x 4 threads) on a free loopback port."""
     from webhook import certs
@@ -117,11 +155,15 @@ def start_server(workdir: Path) -> tuple[subprocess.Popen, int, str]:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
+    # Readiness needs a cluster configuration (admin-access lookups); none is contacted here.
+    kubeconfig = workdir / "kubeconfig"
+    kubeconfig.write_text(KUBECONFIG)
     script = Path(sys.executable).parent / "dra-webhook"
     command = [str(script)] if script.exists() else [sys.executable, "-m", "webhook.cli"]
     command += ["serve", "--bind", f"127.0.0.1:{port}", "--cert-file", str(workdir / "tls/tls.crt"),
                 "--key-file", str(workdir / "tls/tls.key"), "--workers", "2", "--threads", "4",
-                "--log-level", "warning", "--metrics-dir", str(workdir / "metrics")]
+                "--log-level", "warning", "--metrics-dir", str(workdir / "metrics"),
+                "--kubeconfig", str(kubeconfig)]
     log = open(workdir / "server.log", "wb")
     process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
     ca = str(workdir / "tls/ca.crt")
@@ -311,6 +353,69 @@ def worker_cpu_seconds(server_pid: int) -> dict[int, float]:
     return out
 
 
+def server_processes(server_pid: int) -> list[int]:
+    """The gunicorn master and its workers."""
+    try:
+        children = Path(f"/proc/{server_pid}/task/{server_pid}/children").read_text().split()
+    except OSError:
+        return [server_pid]
+    return [server_pid, *map(int, children)]
+
+
+def server_cpu_seconds(server_pid: int) -> float:
+    """CPU seconds (user + system) used so far by the master and its workers together."""
+    clock = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in server_processes(server_pid):
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / clock
+    return total
+
+
+def server_memory_mib(server_pid: int) -> dict[str, Any]:
+    """RSS and PSS in MiB of the master and each worker, and their sums (PSS is what the pod is charged)."""
+    per_process = []
+    for pid in server_processes(server_pid):
+        values = {}
+        try:
+            for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+                key, _, rest = line.partition(":")
+                if key in ("Rss", "Pss"):
+                    values[key.lower()] = int(rest.split()[0]) / 1024
+        except OSError:
+            continue
+        per_process.append({"pid": pid, **{k: round(v, 1) for k, v in values.items()}})
+    return {"processes": per_process,
+            "rss_sum": round(sum(p.get("rss", 0.0) for p in per_process), 1),
+            "pss_sum": round(sum(p.get("pss", 0.0) for p in per_process), 1)}
+
+
+class PeakMemory:
+    """Samples the server's summed PSS every 50 ms in a thread while a load runs; ``peak`` in MiB."""
+
+    def __init__(self, server_pid: int) -> None:
+        self.server_pid = server_pid
+        self.peak = 0.0
+        self._stop = False
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def __enter__(self) -> "PeakMemory":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop = True
+        self._thread.join()
+
+    def _sample(self) -> None:
+        while not self._stop:
+            self.peak = max(self.peak, server_memory_mib(self.server_pid)["pss_sum"])
+            time.sleep(0.05)
+
+
 def core_latency(obj: dict[str, Any], n: int = 300) -> float:
     """Median milliseconds of the core's ``review()`` alone, in-process, for comparison."""
     from kubectl_dra.gates import FeatureGates
@@ -342,17 +447,25 @@ def main() -> None:
     try:
         floor = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "ml-team"},
                  "data": {"k": "v"}}
-        for name, obj in (("claim (2 requests, CEL)", typical_claim()), ("slice (64 devices)", slice_64()),
-                          ("floor (unhandled kind)", floor)):
-            body = review_body(obj)
+        payloads = (("claim (2 requests, CEL)", typical_claim(), False), ("slice (64 devices)", slice_64(), False),
+                    ("floor (unhandled kind)", floor, False), ("largest slice, UPDATE (128 devices)", largest_slice(), True))
+        for name, obj, largest in payloads:
+            body = update_body(obj) if largest else review_body(obj)
             warm = _connect(port, ca)
             for _ in range(200):  # warm both workers' caches
                 _post(warm, body)
             warm.close()
             saturated_python(port, ca, body, duration=1.0)
             entry = {"body_bytes": len(body), "core_review_ms": core_latency(obj)}
-            entry["rate_300"] = fixed_rate(port, ca, body)
-            entry["saturated_python"] = saturated_python(port, ca, body)
+            if not largest:  # far beyond the fixed rate: only its cost and memory are measured
+                entry["rate_300"] = fixed_rate(port, ca, body)
+            cpu_before_all = server_cpu_seconds(process.pid)
+            with PeakMemory(process.pid) as memory:
+                entry["saturated_python"] = saturated_python(port, ca, body)
+            entry["peak_pss_mib"] = memory.peak
+            served = entry["saturated_python"]["requests"] - entry["saturated_python"]["failures"]
+            entry["server_cpu_ms_per_request"] = round(
+                (server_cpu_seconds(process.pid) - cpu_before_all) * 1000 / max(served, 1), 3)
             cpu_before = worker_cpu_seconds(process.pid)
             wrk_result = saturated_wrk(port, body, workdir)
             if wrk_result is not None:
@@ -362,12 +475,20 @@ def main() -> None:
                 wrk_result["worker_cpu_s"] = [round(cpu_after[pid] - cpu_before.get(pid, 0.0), 2) for pid in cpu_after]
             results[name] = entry
             print(f"{name}: {len(body)} bytes per AdmissionReview; core review() alone {entry['core_review_ms']:.2f} ms")
-            print(_row("300 req/s (open loop)", entry["rate_300"]))
-            print(_row(f"saturated, python x{SATURATION_CONNECTIONS}", entry["saturated_python"]))
+            if "rate_300" in entry:
+                print(_row("300 req/s (open loop)", entry["rate_300"]))
+            print(_row(f"saturated, python x{SATURATION_CONNECTIONS}", entry["saturated_python"])
+                  + f"; server CPU {entry['server_cpu_ms_per_request']:.2f} ms per request"
+                  + f", peak PSS {entry['peak_pss_mib']:.0f} MiB")
             if wrk_result is not None:
                 print(_row(f"saturated, wrk -c{SATURATION_CONNECTIONS}", wrk_result)
                       + f"; CPU s per worker {wrk_result['worker_cpu_s']}")
             sys.stdout.flush()
+        memory = server_memory_mib(process.pid)
+        results["server_memory_mib"] = memory
+        print("server memory after the load (MiB): " + ", ".join(
+            f"pid {p['pid']} RSS {p.get('rss', 0):.0f} PSS {p.get('pss', 0):.0f}" for p in memory["processes"])
+              + f"; sum RSS {memory['rss_sum']:.0f}, sum PSS {memory['pss_sum']:.0f}")
     finally:
         process.send_signal(signal.SIGTERM)
         try:
