@@ -446,14 +446,16 @@ SCHEMAS: dict[str, dict[str, Any]] = {
 }
 
 
-def decode_errors(obj: Any, kind: str, prefix: str = "") -> list[FieldError]:
-    """TypeInvalid errors for every value whose JSON type does not fit the kind's schema."""
+def decode_errors(obj: Any, kind: str, prefix: str = "", schema: Any = None) -> list[FieldError]:
+    """TypeInvalid errors for every value whose JSON type does not fit the kind's schema (or
+    ``schema``, in this module's notation: the state loader checks more fields than admission)."""
     from .field import TYPE_INVALID
 
     out: list[tuple[FieldPath, Any, str]] = []
     if not isinstance(obj, dict):
         return [FieldError(TYPE_INVALID, "<root>", _json_type(obj), f"{prefix}must be an object")]
-    schema = SCHEMAS.get(kind, _META_ONLY)
+    if schema is None:
+        schema = SCHEMAS.get(kind, _META_ONLY)
     if _checker(schema)(obj):  # the common case: one quick pass, no paths built
         return []
     _check_type(obj, schema, None, out)
