@@ -80,3 +80,52 @@ def test_library_row(table: str, row: dict[str, Any]) -> None:
         return
     actual = compiled.evaluate(NO_DEVICE)
     assert _same(actual, row["value"]), f"got {actual!r}, upstream {row['value']!r}"
+
+
+COST_ROWS: list[dict[str, Any]] = yaml.safe_load((DATA / "apiserver_cost.yaml").read_text())
+_TEST_SIZES = ("the row's cost comes from the cost test's own size estimator (12 for any string "
+               "or bytes element); DRA's estimator has no size for literal list elements, so "
+               "upstream's DRA environment estimates these as we do")
+#: cost rows that do not apply to DRA selectors (row expression -> why)
+COST_NOT_APPLICABLE: dict[str, str] = {
+    row["expression"]: _TEST_SIZES for row in COST_ROWS
+    if ("'012345678901'" in row["expression"] and row["cost"][0] != row["cost"][1])
+    or ".join(" in row["expression"]}
+#: compile errors that make a cost row inapplicable to the DRA environment
+_NOT_IN_DRA_ENV = {
+    "expected type '": "mixed-type list literal: the DRA environment validates homogeneous "
+                       "literals (the cost test's environment does not)",
+    "undeclared reference to 'jsonpatch'": "the jsonpatch library is not part of the DRA "
+                                           "selector environment",
+}
+#: cost rows that cel-cpp makes impossible to match (row expression -> the engine limitation)
+COST_ENGINE_LIMITS: dict[str, str] = {}
+
+
+def _cost_params() -> list[Any]:
+    out = []
+    for i, row in enumerate(COST_ROWS):
+        expression = row["expression"]
+        marks = []
+        if expression in COST_NOT_APPLICABLE:
+            marks.append(pytest.mark.skip(reason=COST_NOT_APPLICABLE[expression]))
+        elif expression in COST_ENGINE_LIMITS:
+            marks.append(pytest.mark.xfail(strict=True, reason=COST_ENGINE_LIMITS[expression]))
+        out.append(pytest.param(row, id=f"{row['test']}-{i}", marks=marks))
+    return out
+
+
+@pytest.mark.parametrize("row", _cost_params())
+def test_cost_row(row: dict[str, Any]) -> None:
+    from kubectl_dra.cel import compiler
+    from kubectl_dra.cel.cost import estimate
+
+    try:
+        checked, _ = compiler._check(row["expression"], "any", True, True)
+    except CELCompileError as err:
+        reason = next((why for needle, why in _NOT_IN_DRA_ENV.items() if needle in str(err)), None)
+        if reason is None:
+            raise
+        pytest.skip(reason)
+    got = estimate(checked)
+    assert [got.lo, got.hi] == row["cost"], f"estimated {got.lo}..{got.hi}, upstream {row['cost']}"

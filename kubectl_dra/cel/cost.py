@@ -474,6 +474,9 @@ class Coster:
         arg_sum = ZERO
         for c in arg_costs:
             arg_sum = arg_sum.add(c)
+        ext = self.extension_cost(oid, target, args)
+        if ext is not None:
+            return ext[0].add(arg_sum), ext[1]
         custom = self.library_cost(function, oid, target, args)
         if custom is not None:
             return custom[0].add(arg_sum), custom[1]
@@ -523,6 +526,42 @@ class Coster:
             smallest = min(lhs.hi, rhs.hi)
             return Est(1 if smallest > 0 else 0, smallest).factor(STRING_TRAVERSAL).add(arg_sum), None
         return ONE.add(arg_sum), None
+
+    def extension_cost(self, oid: str, target: Optional[_Node],
+                       args: list[_Node]) -> Optional[tuple[Est, Optional[Est]]]:
+        """cel-go's per-overload estimators of the sets and lists (v3) extensions."""
+        size = self.node_size
+        if oid in _SETS_FACTORS and len(args) == 2:
+            return size(args[0]).mul(size(args[1])).factor(_SETS_FACTORS[oid]).add(ONE), None
+        if target is None:
+            if oid in ("lists_range", "list_range") and len(args) == 1:
+                return _allocating_list_call(1, fixed(_int_literal(args[0].expr, U64)))
+            return None
+        if oid == "list_slice" and len(args) == 2:
+            start = _int_literal(args[0].expr, 0)
+            end = _int_literal(args[1].expr, size(target).hi)
+            return _allocating_list_call(1, fixed(max(end - start, 0)))
+        if oid == "list_reverse" and not args:
+            return _allocating_list_call(1, size(target))
+        if oid in ("list_flatten", "list_flatten_int") and len(args) <= 1:
+            depth = _int_literal(args[0].expr, U64) if args else 1
+            return _allocating_list_call(depth, size(target))
+        if oid == "list_distinct" and not args:
+            sz = size(target)
+            return _allocating_list_call(2.0, sz.mul(sz))
+        for suffix, node_of in (("_sort", lambda: target), ("_sortByAssociatedKeys",
+                                                             lambda: args[0] if args else None)):
+            if oid.startswith("list_") and oid.endswith(suffix):
+                elem = oid[5:-len(suffix)]
+                if elem not in _SORTABLE or (suffix == "_sort") == bool(args):
+                    return None
+                node = node_of()
+                if node is None:
+                    return None
+                sz = size(node)
+                factor = 2.0 + (STRING_TRAVERSAL if elem in ("string", "bytes") else 0)
+                return _allocating_list_call(factor, sz.mul(sz))
+        return None
 
     def library_cost(self, function: str, oid: str, target: Optional[_Node],
                      args: list[_Node]) -> Optional[tuple[Est, Optional[Est]]]:
@@ -658,6 +697,24 @@ FORMAT_TYPE_NAME = "kubernetes.NamedFormat"
 URL_TYPE_NAME = "kubernetes.URL"
 #: types whose equality upstream prices at 1
 _UNIT_EQUALITY_TYPES = frozenset({"kubernetes.Quantity", "kubernetes.Semver", "net.IP", "net.CIDR"})
+
+_SETS_FACTORS = {"list_sets_contains_list": 1.0, "list_sets_intersects_list": 1.0,
+                 "list_sets_equivalent_list": 2.0}
+_SORTABLE = frozenset({"int", "uint", "double", "bool", "duration", "timestamp", "string", "bytes"})
+
+
+def _int_literal(e: Any, default: int) -> int:
+    """cel-go nodeAsIntValue: a non-negative int literal, else the default."""
+    if e.WhichOneof("expr_kind") != "const_expr" or e.const_expr.WhichOneof("constant_kind") \
+            != "int64_value":
+        return default
+    return max(e.const_expr.int64_value, 0)
+
+
+def _allocating_list_call(factor: float, size: Est) -> tuple[Est, Optional[Est]]:
+    """cel-go estimateAllocatingListCall: size x factor + call + list creation."""
+    return size.factor(factor).add(ONE).add(fixed(LIST_CREATE)), size
+
 
 def _message_name(node: _Node) -> Optional[str]:
     """The declared message type of an argument; capacity values are Quantities upstream
