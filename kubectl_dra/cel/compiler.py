@@ -201,6 +201,37 @@ def _located_error(checked: Any, expression: str, node_id: int, message: str) ->
     return f"ERROR: <input>:{line_no}:{col}: {message}\n | {line}\n | {'.' * (col - 1)}^"
 
 
+#: calls whose literal arguments cel-go exempts from the homogeneity check (strings ext, bindings)
+_HOMOGENEITY_EXEMPT = frozenset({"format", "cel.@block"})
+
+
+def _walk_outside_calls(expr: Any, exempt: frozenset[str]) -> Any:
+    """Every node of a tree except those below a call of an ``exempt`` function."""
+    yield expr
+    kind = expr.WhichOneof("expr_kind")
+    if kind == "call_expr":
+        if expr.call_expr.function in exempt:
+            return
+        if expr.call_expr.HasField("target"):
+            yield from _walk_outside_calls(expr.call_expr.target, exempt)
+        for arg in expr.call_expr.args:
+            yield from _walk_outside_calls(arg, exempt)
+    elif kind == "select_expr":
+        yield from _walk_outside_calls(expr.select_expr.operand, exempt)
+    elif kind == "list_expr":
+        for el in expr.list_expr.elements:
+            yield from _walk_outside_calls(el, exempt)
+    elif kind == "struct_expr":
+        for entry in expr.struct_expr.entries:
+            if entry.HasField("map_key"):
+                yield from _walk_outside_calls(entry.map_key, exempt)
+            yield from _walk_outside_calls(entry.value, exempt)
+    elif kind == "comprehension_expr":
+        c = expr.comprehension_expr
+        for part in (c.iter_range, c.accu_init, c.loop_condition, c.loop_step, c.result):
+            yield from _walk_outside_calls(part, exempt)
+
+
 def _homogeneous_literals(checked: Any, expression: str) -> None:
     """Reject mixed-type list/map literals (cel-go HomogeneousAggregateLiterals)."""
     def mismatch(nodes: list[Any]) -> None:
@@ -216,7 +247,7 @@ def _homogeneous_literals(checked: Any, expression: str) -> None:
                 raise CELCompileError("compilation failed: " + _located_error(
                     checked, expression, node.id, f"expected type '{first}' but found '{text}'"))
 
-    for node in _walk(checked.expr):
+    for node in _walk_outside_calls(checked.expr, _HOMOGENEITY_EXEMPT):
         kind = node.WhichOneof("expr_kind")
         if kind == "list_expr":
             optional = set(node.list_expr.optional_indices)
