@@ -129,6 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=REPO / "dist", help="output directory (default: dist/)")
     parser.add_argument("--platform", help="wheel platform tag to build for (default: this machine)")
     parser.add_argument("--python-version", help="CPython version to build for, e.g. 3.12 (default: this one)")
+    parser.add_argument("--build-dir", type=Path, help="scratch directory (default: build/plugin/<platform>-py<version>)")
     parser.add_argument("--base-url", default="https://github.com/kubectl-dra/kubectl-dra/releases/download",
                         help="where the archives are published (the manifest's uri prefix)")
     args = parser.parse_args(argv)
@@ -136,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     tag = args.platform or sysconfig.get_platform().replace("-", "_").replace(".", "_")
     os_name, arch = krew_platform(tag)
     python = args.python_version or f"{sys.version_info.major}.{sys.version_info.minor}"
-    build = REPO / "build" / "plugin" / f"{tag}-py{python}"
+    build = args.build_dir or REPO / "build" / "plugin" / f"{tag}-py{python}"
     shutil.rmtree(build / "site", ignore_errors=True)
     shutil.rmtree(build / "wheel", ignore_errors=True)
     args.out.mkdir(parents=True, exist_ok=True)
