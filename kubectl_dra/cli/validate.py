@@ -105,12 +105,12 @@ def _run(filenames: Sequence[str], old_paths: Sequence[str], operation: str | No
         if not strict.available():
             raise UsageError(f"--unknown-fields error needs the {strict.PACKAGE} package "
                              f"(pip install {strict.PACKAGE}), or use --unknown-fields warn|ignore")
-    originals = load_documents(filenames)
+    originals = load_documents(filenames, check_shapes=False)
     objects = [_as_v1(o) for o in originals]
     if not objects:
         shown = ", ".join("<stdin>" if f == "-" else f for f in filenames)
         raise InputError(f"{shown}: no objects found")
-    olds = [_as_v1(o, quiet=True) for o in load_documents(old_paths)] if old_paths else []
+    olds = [_as_v1(o, quiet=True) for o in load_documents(old_paths, check_shapes=False)] if old_paths else []
     if op == "UPDATE" and not olds:
         raise UsageError("--operation UPDATE needs the stored object(s) in --old")
     if subresource and op != "UPDATE":

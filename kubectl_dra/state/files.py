@@ -13,40 +13,23 @@ from typing import Any, Iterable, Iterator
 import yaml
 
 from ..errors import InputError
+from .bounded import DecodeError, DuplicateKey, load_json, load_yaml
+from .shapes import shape_errors
 from .snapshot import KINDS, ClusterState, Obj
 
 _SUFFIXES = (".yaml", ".yml", ".json")
 #: states with at least this many objects are kept out of the cyclic GC's walks once loaded
 _FREEZE_AT = 1000
-
-try:  # the C loader is ~10x faster on large dumps
-    _BaseLoader: Any = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - depends on the PyYAML build
-    _BaseLoader = yaml.SafeLoader
+#: largest file (or stdin) read: bigger inputs are refused before they are read into memory
+MAX_INPUT_BYTES = 512 * 1024 * 1024
 
 
 class _DuplicateKey(Exception):
-    """A mapping names the same key twice (kubectl's strict decoding rejects that)."""
+    """A JSON object names the same key twice (kubectl's strict decoding rejects that)."""
 
-    def __init__(self, key: str, line: int, column: int) -> None:
+    def __init__(self, key: str) -> None:
         super().__init__(key)
-        self.key, self.line, self.column = key, line, column
-
-
-class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
-    """The safe loader, refusing duplicate keys: YAML keeps the last silently, which would
-    answer for a different object than the one the user reads in the file."""
-
-    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            key = getattr(key_node, "value", None)
-            if isinstance(key, str) and key_node.tag == "tag:yaml.org,2002:str":
-                if key in seen:
-                    mark = key_node.start_mark
-                    raise _DuplicateKey(key, mark.line + 1, mark.column + 1)
-                seen.add(key)
-        return super().construct_mapping(node, deep=deep)
+        self.key = key
 
 
 def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -56,40 +39,50 @@ def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
-                raise _DuplicateKey(key, 0, 0)
+                raise _DuplicateKey(key)
             seen.add(key)
     return obj
 
 
 def _parse_text(text: str, origin: str) -> Iterator[Any]:
-    """Yield the documents of one file; JSON takes the fast path."""
+    """Yield the documents of one file; JSON takes the fast path. Nesting, alias expansion and
+    size are bounded (:mod:`.bounded`), so no input can exhaust the stack or memory."""
     stripped = text.lstrip()
     json_error: json.JSONDecodeError | None = None
     if stripped.startswith(("{", "[")):
         try:
-            yield json.loads(text, object_pairs_hook=_json_object)
+            yield load_json(text, object_pairs_hook=_json_object)
             return
         except _DuplicateKey as dup:
             raise InputError(f"{origin}: duplicate key {dup.key!r} in an object") from None
+        except DecodeError as exc:
+            raise InputError(f"{origin}:{_at(exc.line, exc.column)} {exc.message}") from None
         except json.JSONDecodeError as exc:
             json_error = exc  # YAML flow style can also start with { or [
     try:  # the whole file first: a syntax error later in it must not be hidden by objects before it
-        documents = list(yaml.load_all(text, Loader=_Loader))
-    except _DuplicateKey as dup:
-        raise InputError(f"{origin}: line {dup.line}, column {dup.column}: duplicate key {dup.key!r} "
+        documents = load_yaml(text)
+    except DuplicateKey as dup:
+        raise InputError(f"{origin}:{_at(dup.line, dup.column)} duplicate key {dup.key!r} "
                          "(a mapping may name each key once)") from None
+    except DecodeError as exc:
+        raise InputError(f"{origin}:{_at(exc.line, exc.column)} {exc.message}") from None
     except yaml.YAMLError as exc:
         if json_error is not None and origin.endswith(".json"):
             raise InputError(
                 f"{origin}: line {json_error.lineno}, column {json_error.colno}: malformed JSON: {json_error.msg}"
             ) from None
         mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}, column {mark.column + 1}:" if mark else ""
+        where = _at(mark.line + 1, mark.column + 1) if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         hint = "; indent with spaces, not tabs" if "\t" in text and "cannot start any token" in problem else ""
         kind = "JSON or YAML" if json_error is not None else "YAML"
         raise InputError(f"{origin}:{where} malformed {kind}: {problem}{hint}") from None
     yield from documents
+
+
+def _at(line: int, column: int) -> str:
+    """`` line L, column C:`` when the position is known."""
+    return f" line {line}, column {column}:" if line else ""
 
 
 def _type_name(value: Any) -> str:
@@ -172,12 +165,25 @@ def _read(path: str) -> str:
         buffer = getattr(sys.stdin, "buffer", None)
         if buffer is None:  # a text-only stand-in (tests)
             return sys.stdin.read()
-        return _decode(buffer.read(), "<stdin>")
+        data = buffer.read(MAX_INPUT_BYTES + 1)
+        _check_size(len(data), "<stdin>")
+        return _decode(data, "<stdin>")
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as stream:
+            _check_size(os.fstat(stream.fileno()).st_size, path)
+            data = stream.read(MAX_INPUT_BYTES + 1)
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    _check_size(len(data), path)
     return _decode(data, path)
+
+
+def _check_size(size: int, origin: str) -> None:
+    """Refuse an input bigger than :data:`MAX_INPUT_BYTES` before parsing it (memory stays bounded)."""
+    if size > MAX_INPUT_BYTES:
+        raise InputError(f"{origin}: larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB, the most kubectl-dra "
+                         "reads from one input; split the dump (for example one file per kind) or leave out "
+                         "objects it does not need")
 
 
 def _decode(data: bytes, origin: str) -> str:
@@ -197,9 +203,18 @@ def _load(paths: Iterable[str]) -> Iterator[tuple[str, Obj]]:
                 yield origin, obj
 
 
-def load_documents(paths: Iterable[str]) -> list[Obj]:
-    """Every Kubernetes object in ``paths`` (files, directories or ``-``), in order."""
-    return [obj for _, obj in _load(paths)]
+def load_documents(paths: Iterable[str], check_shapes: bool = True) -> list[Obj]:
+    """Every Kubernetes object in ``paths`` (files, directories or ``-``), in order.
+
+    With ``check_shapes`` a field the commands read holding a value of the wrong JSON type is an
+    :class:`InputError` naming object and field (as kubectl's decoding refuses the file); ``validate``
+    turns it off, since its decisions report those as field errors, as the webhook does."""
+    objects = []
+    for origin, obj in _load(paths):
+        if check_shapes and obj.get("kind") in KINDS:
+            _check_types(obj, origin)
+        objects.append(obj)
+    return objects
 
 
 def load_state(paths: Iterable[str]) -> ClusterState:
@@ -221,7 +236,7 @@ def load_state(paths: Iterable[str]) -> ClusterState:
             if obj.get("kind") in KINDS:
                 _check_identity(obj, origin)
                 _check_types(obj, origin)
-            state.add(obj)
+            state.add(obj, origin)
     finally:
         if gc_was_on:
             gc.enable()
@@ -237,18 +252,13 @@ def load_state(paths: Iterable[str]) -> ClusterState:
 
 
 def _check_types(obj: Obj, origin: str) -> None:
-    """Values of the wrong JSON type (a string count, a number where a list belongs) are an
-    :class:`InputError` naming the field, as the API server would never have stored them; the
-    allocator and the other consumers of the state can then trust the types."""
-    from ..validation.admission import SUPPORTED_KINDS, decode_errors
-
-    kind = obj["kind"]
-    if kind not in SUPPORTED_KINDS:
-        return
-    errors = decode_errors(obj, kind)
+    """Values of the wrong JSON type in a field the commands read (a string count, ``labels: "x"``,
+    a number where a list belongs) are an :class:`InputError` naming object and field, as the API
+    server would never have stored them; the core can then trust the types it reads."""
+    errors = shape_errors(obj, obj["kind"])
     if errors:
         more = f" (and {len(errors) - 1} more type errors)" if len(errors) > 1 else ""
-        raise InputError(f"{origin}: {kind}/{_name_of(obj)}: {errors[0]}{more}")
+        raise InputError(f"{origin}: {obj['kind']}/{_name_of(obj)}: {errors[0]}{more}")
 
 
 def _check_identity(obj: Obj, origin: str) -> None:

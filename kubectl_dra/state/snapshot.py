@@ -50,6 +50,11 @@ def object_key(obj: Obj) -> tuple[str, str]:
     return (ns if isinstance(ns, str) else "", name if isinstance(name, str) else "")
 
 
+def _identity(obj: Obj, namespaced: bool) -> tuple[str, str, str]:
+    ns, name = object_key(obj)
+    return (str(obj.get("kind")), ns if namespaced else "", name)
+
+
 def describe(obj: Obj) -> str:
     """``Kind ns/name`` (or ``Kind name``) for messages."""
     ns, name = object_key(obj)
@@ -72,15 +77,34 @@ class ClusterState:
     pod_groups: list[Obj] = field(default_factory=list)
     #: human-readable notes about objects that were skipped or look odd
     warnings: list[str] = field(default_factory=list)
+    #: (kind, namespace, name) -> index in its kind's list, so an object given twice is kept once
+    _positions: dict[tuple[str, str, str], int] = field(default_factory=dict, repr=False, compare=False)
 
-    def add(self, obj: Obj) -> bool:
-        """Add one object; returns False (and records a warning) for kinds we do not use."""
+    def add(self, obj: Obj, origin: str | None = None) -> bool:
+        """Add one object; returns False (and records a warning) for kinds we do not use.
+
+        An object with the kind, namespace and name of one already added is kept once, as the
+        API server holds one object per name: an identical copy is dropped silently, a different
+        one replaces the earlier (the last one wins) with a warning naming the object.
+        """
         kind = obj.get("kind")
         entry = KINDS.get(kind or "")
         if entry is None:
             self.warnings.append(f"ignored {describe(obj)}: kind not used by kubectl-dra")
             return False
-        getattr(self, entry[0]).append(obj)
+        objects: list[Obj] = getattr(self, entry[0])
+        ns, name = object_key(obj)
+        identity = (kind, ns if entry[1] else "", name)
+        position = self._positions.get(identity) if name else None
+        if position is not None and position < len(objects) and _identity(objects[position], entry[1]) == identity:
+            if objects[position] != obj:
+                objects[position] = obj
+                where = f" (the last one, from {origin}, is used)" if origin else " (the last one is used)"
+                self.warnings.append(f"{describe(obj)} is given more than once with different contents{where}")
+            return True
+        if name:
+            self._positions[identity] = len(objects)
+        objects.append(obj)
         return True
 
     def extend(self, objs: Iterable[Obj]) -> None:

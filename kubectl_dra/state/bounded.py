@@ -1,0 +1,379 @@
+"""Decode YAML and JSON text into plain values with bounds, fast.
+
+Objects are built from libyaml's event stream (PyYAML's C parser) by one loop over an
+explicit stack, not by PyYAML's constructor: that is several times faster on the large
+dumps ``kubectl get -o yaml`` writes, needs no recursion at any depth, and lets the same
+loop enforce what the API server enforces when it decodes a request body:
+
+* nesting deeper than :data:`MAX_DEPTH` is refused (``exceeded max depth``, as Go's JSON
+  decoder that the API server uses says);
+* aliases that expand a document far beyond its size are refused with the rule of the
+  YAML library kubectl and the API server use (go-yaml's ``excessive aliasing`` ratio),
+  plus an absolute ceiling, so a few hundred bytes can never become gigabytes; an alias
+  to the node that contains it is refused too, as go-yaml refuses it.
+
+Scalars keep YAML 1.1 semantics exactly: tags are resolved by PyYAML's own resolver and
+values built by PyYAML's own safe constructor (results cached per load, as scalars are
+immutable). A mapping naming the same string key twice is refused, as kubectl's strict
+decoding does; merge keys (``<<``) follow PyYAML's rules.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Callable, Iterator
+
+import yaml
+from yaml.events import (AliasEvent, DocumentEndEvent, DocumentStartEvent, MappingEndEvent, MappingStartEvent,
+                         ScalarEvent, SequenceEndEvent, SequenceStartEvent, StreamEndEvent, StreamStartEvent)
+
+#: deepest nesting of lists and mappings accepted (the API server's JSON decoder stops at 10000)
+MAX_DEPTH = 10000
+#: go-yaml refuses aliasing only from this many decoded nodes on, and always above its ratio
+_ALIAS_MIN_DECODES = 400_000
+_ALIAS_MAX_DECODES = 4_000_000
+#: values reached through aliases, beyond the document's own, that one document may add
+MAX_ALIAS_EXPANSION = 1_000_000
+
+#: distinct plain scalars whose resolved value one load remembers
+_PLAIN_CACHE = 100_000
+
+_STR = "tag:yaml.org,2002:str"
+_SEQ = "tag:yaml.org,2002:seq"
+_MAP = "tag:yaml.org,2002:map"
+_MERGE = "tag:yaml.org,2002:merge"
+_VALUE = "tag:yaml.org,2002:value"
+
+try:  # libyaml's parser; PyYAML's pure-Python one when PyYAML was built without it
+    _Parser: Any = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - depends on the PyYAML build
+    _Parser = yaml.SafeLoader
+
+
+class DecodeError(Exception):
+    """The text cannot be decoded; ``line``/``column`` (1-based, 0 when unknown) say where."""
+
+    def __init__(self, message: str, line: int = 0, column: int = 0) -> None:
+        super().__init__(message)
+        self.message, self.line, self.column = message, line, column
+
+
+class DuplicateKey(DecodeError):
+    """A mapping names the same key twice (kubectl's strict decoding rejects that)."""
+
+    def __init__(self, key: str, line: int = 0, column: int = 0) -> None:
+        super().__init__(f"duplicate key {key!r}", line, column)
+        self.key = key
+
+
+def _allowed_alias_ratio(decodes: int) -> float:
+    """go-yaml's ``allowedAliasRatio``: 99 % of small documents may be aliases, 10 % of big ones."""
+    if decodes <= _ALIAS_MIN_DECODES:
+        return 0.99
+    if decodes >= _ALIAS_MAX_DECODES:
+        return 0.10
+    span = _ALIAS_MAX_DECODES - _ALIAS_MIN_DECODES
+    return 0.99 - 0.89 * (decodes - _ALIAS_MIN_DECODES) / span
+
+
+def _where(event: Any) -> tuple[int, int]:
+    mark = getattr(event, "start_mark", None)
+    return (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
+
+
+class _Frame:
+    """One open list or mapping; ``key`` is the pending key of a mapping (:data:`_NO_KEY` if none)."""
+
+    __slots__ = ("value", "is_map", "key", "key_event", "anchor", "decodes", "aliases", "merges")
+
+    def __init__(self, value: Any, is_map: bool, anchor: str | None, decodes: int, aliases: int) -> None:
+        self.value = value
+        self.is_map = is_map
+        self.key: Any = _NO_KEY
+        self.key_event: Any = None
+        self.anchor = anchor
+        self.decodes, self.aliases = decodes, aliases  # counts when the frame opened
+        self.merges: list[dict] | None = None
+
+
+class _Builder:
+    """Values of one stream, document by document (one instance per text: owns the caches)."""
+
+    def __init__(self) -> None:
+        self.resolver = yaml.resolver.Resolver()
+        self.constructor = yaml.constructor.SafeConstructor()
+        self.plain: dict[str, Any] = {}  # plain scalar text -> its value (immutable), up to _PLAIN_CACHE
+        #: first characters of the implicitly typed scalars (null, bool, int, float, timestamp, merge)
+        self.resolvable = frozenset(k for k in self.resolver.yaml_implicit_resolvers if k)
+        self.tagged: dict[tuple[str, str], Any] = {}
+
+    # ------------------------------------------------------------------ scalars
+
+    def scalar(self, event: Any) -> tuple[Any, bool]:
+        """(value, is a merge key ``<<``) of a scalar event."""
+        tag, value = event.tag, event.value
+        if tag is None or tag == "!":
+            if tag is None and event.implicit[0]:
+                return self._plain(value, event)
+            return value, False
+        if tag == _STR:
+            return value, False
+        key = (tag, value)
+        try:
+            return self.tagged[key], tag == _MERGE
+        except KeyError:
+            pass
+        built = self._construct(tag, value, event)
+        self.tagged[key] = built
+        return built, tag == _MERGE
+
+    def _plain(self, value: str, event: Any) -> tuple[Any, bool]:
+        try:
+            return self.plain[value], value == "<<"
+        except KeyError:
+            pass
+        tag = self.resolver.resolve(yaml.ScalarNode, value, (True, False))
+        merge = tag == _MERGE
+        built = value if tag in (_STR, _VALUE, _MERGE) else self._construct(tag, value, event)
+        if len(self.plain) < _PLAIN_CACHE:
+            self.plain[value] = built
+        return built, merge
+
+    def _construct(self, tag: str, value: str, event: Any) -> Any:
+        node = yaml.ScalarNode(tag, value, event.start_mark, event.end_mark, event.style)
+        try:
+            return self.constructor.construct_object(node, deep=True)
+        except yaml.YAMLError as exc:
+            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+            raise DecodeError(problem, *_where(event)) from None
+
+    # ------------------------------------------------------------------ documents
+
+    def documents(self, text: str) -> Iterator[Any]:
+        """Every document's value, in order (``None`` for an empty one)."""
+        parser = _Parser(text)
+        try:
+            get_event = parser.get_event
+            while True:
+                event = get_event()
+                cls = event.__class__
+                if cls is DocumentStartEvent:
+                    yield self._document(get_event)
+                elif cls is StreamEndEvent or event is None:
+                    return
+                elif cls is not StreamStartEvent:  # pragma: no cover - libyaml orders events
+                    raise DecodeError(f"unexpected {cls.__name__}", *_where(event))
+        finally:
+            parser.dispose()
+
+    def _document(self, get_event: Callable[[], Any]) -> Any:  # noqa: C901 - one hot loop, kept in one place
+        """One document from its first node event to its DocumentEndEvent."""
+        anchors: dict[str, tuple[Any, int, int]] = {}
+        stack: list[_Frame] = []
+        decodes = aliases = expansion = 0
+        root: Any = None
+        plain, scalar, resolvable = self.plain, self.scalar, self.resolvable
+        frame: _Frame | None = None
+        while True:
+            event = get_event()
+            cls = event.__class__
+            merge = False
+            if cls is ScalarEvent:
+                decodes += 1
+                value, tag = event.value, event.tag
+                if tag is None and event.implicit[0]:
+                    if value and value[0] not in resolvable:
+                        pass  # no implicit type starts with this character: a string
+                    elif value in plain:
+                        merge = value == "<<"
+                        value = plain[value]
+                    else:
+                        value, merge = scalar(event)
+                elif tag is not None and tag != "!" and tag != _STR:
+                    value, merge = scalar(event)
+                if event.anchor is not None:
+                    anchors[event.anchor] = (value, 1, 0)
+            elif cls is MappingStartEvent or cls is SequenceStartEvent:
+                decodes += 1
+                if len(stack) >= MAX_DEPTH:
+                    raise DecodeError(f"exceeded max depth of {MAX_DEPTH} (lists and mappings nested deeper "
+                                      "than the API server accepts)", *_where(event))
+                is_map = cls is MappingStartEvent
+                tag = event.tag
+                if tag is not None and tag != "!" and tag != (_MAP if is_map else _SEQ):
+                    raise DecodeError(f"unsupported tag {tag!r} on a {'mapping' if is_map else 'list'}"
+                                      " (Kubernetes objects hold JSON values)", *_where(event))
+                frame = _Frame({} if is_map else [], is_map, event.anchor, decodes, aliases)
+                stack.append(frame)
+                continue
+            elif cls is MappingEndEvent or cls is SequenceEndEvent:
+                done = stack.pop()
+                value = self._finish(done) if done.merges else done.value
+                if done.anchor is not None:
+                    anchors[done.anchor] = (value, decodes - done.decodes + 1, aliases - done.aliases)
+                frame = stack[-1] if stack else None
+            elif cls is AliasEvent:
+                name = event.anchor
+                if name not in anchors:
+                    if any(f.anchor == name for f in stack):
+                        raise DecodeError(f"anchor {name!r} value contains itself", *_where(event))
+                    raise DecodeError(f"unknown anchor {name!r} referenced", *_where(event))
+                value, sub_decodes, sub_aliases = anchors[name]
+                decodes += 1 + sub_decodes
+                aliases += 1 + sub_aliases
+                expansion += sub_decodes
+                if (aliases > 100 and decodes > _ALIAS_MIN_DECODES
+                        and aliases / decodes > _allowed_alias_ratio(decodes)):
+                    raise DecodeError("document contains excessive aliasing", *_where(event))
+                if expansion > MAX_ALIAS_EXPANSION:
+                    raise DecodeError(f"aliases expand the document by more than {MAX_ALIAS_EXPANSION:,} values "
+                                      "(an alias bomb?)", *_where(event))
+            elif cls is DocumentEndEvent:
+                return root
+            else:  # pragma: no cover - libyaml orders events
+                raise DecodeError(f"unexpected {cls.__name__}", *_where(event))
+            if frame is None:
+                root = value
+            elif not frame.is_map:
+                frame.value.append(value)
+            elif frame.key is _NO_KEY:
+                if merge:
+                    frame.key = _MERGE_KEY
+                elif value.__class__ is dict or value.__class__ is list:
+                    raise DecodeError("a mapping key must be a scalar, found a "
+                                      f"{'mapping' if isinstance(value, dict) else 'list'}", *_where(event))
+                elif value in frame.value:
+                    raise DuplicateKey(str(value), *_where(event))
+                else:
+                    frame.key, frame.key_event = value, event
+            else:
+                key, frame.key = frame.key, _NO_KEY
+                if key is _MERGE_KEY:
+                    self._merge(frame, value, event)
+                else:
+                    try:
+                        frame.value[key] = value
+                    except TypeError:
+                        raise DecodeError(f"found unhashable key {key!r}", *_where(frame.key_event)) from None
+
+    @staticmethod
+    def _merge(frame: _Frame, value: Any, event: Any) -> None:
+        """Remember the mapping(s) of a ``<<`` key; the first named wins over later ones."""
+        merges = frame.merges if frame.merges is not None else []
+        frame.merges = merges
+        if isinstance(value, dict):
+            merges.append(value)
+        elif isinstance(value, list) and all(isinstance(v, dict) for v in value):
+            merges.extend(reversed(value))
+        else:
+            raise DecodeError("expected a mapping or list of mappings for merging", *_where(event))
+
+    @staticmethod
+    def _finish(frame: _Frame) -> Any:
+        """The finished value of a mapping with merges (merged keys first, as PyYAML orders them)."""
+        merged: dict = {}
+        for part in frame.merges or ():
+            merged.update(part)
+        merged.update(frame.value)
+        return merged
+
+
+class _NoKey:
+    """No key is pending in a mapping."""
+
+
+class _MergeKeyType:
+    """A ``<<`` key is pending."""
+
+
+_NO_KEY = _NoKey()
+_MERGE_KEY = _MergeKeyType()
+def load_yaml(text: str) -> list[Any]:
+    """Every document of a YAML stream; :class:`DecodeError` or ``yaml.YAMLError`` (syntax) on failure."""
+    return list(_Builder().documents(text))
+
+
+def load_json(text: str, object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None) -> Any:
+    """One JSON value; nesting up to :data:`MAX_DEPTH` is accepted, deeper is a :class:`DecodeError`.
+
+    The standard decoder does the work; a value nested deeper than it can recurse is read
+    again by :func:`_load_deep_json`, which keeps its own stack."""
+    try:
+        return json.loads(text, object_pairs_hook=object_pairs_hook)
+    except RecursionError:
+        return _load_deep_json(text, object_pairs_hook or dict)
+
+
+_TOKEN = re.compile(r'[ \t\n\r]*(?:([\[\]{},:])|(")|(-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?)'
+                    r'|(true|false|null|NaN|Infinity|-Infinity))')
+_LITERALS: dict[str, Any] = {"true": True, "false": False, "null": None, "NaN": float("nan"),
+                             "Infinity": float("inf"), "-Infinity": float("-inf")}
+_VALUE_STATE, _KEY_STATE, _COLON_STATE, _AFTER_STATE = range(4)
+
+
+def _json_error(text: str, pos: int, what: str) -> DecodeError:
+    line = text.count("\n", 0, pos) + 1
+    column = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    return DecodeError(what, line, column)
+
+
+def _load_deep_json(text: str, hook: Callable[[list[tuple[str, Any]]], Any]) -> Any:  # noqa: C901
+    """JSON with nesting beyond the interpreter's recursion, on an explicit stack (same values
+    as :func:`json.loads`: ints, floats, NaN/Infinity, pairs through ``hook``)."""
+    stack: list[list[Any]] = []  # [items (list, or list of pairs), is_object, pending key]
+    state, pos, opened = _VALUE_STATE, 0, False
+    while True:
+        match = _TOKEN.match(text, pos)
+        if match is None:
+            if state == _AFTER_STATE and not stack and not text[pos:].strip():
+                return value
+            raise _json_error(text, pos, "malformed JSON")
+        start, pos = match.start(), match.end()
+        punct, quote, number, fraction, exponent, literal = match.groups()
+        if state == _AFTER_STATE:
+            if not stack or punct not in (",", "]" if not stack[-1][1] else "}"):
+                raise _json_error(text, start, "malformed JSON: expected ',' or a closing bracket")
+            if punct == ",":
+                state, opened = (_KEY_STATE if stack[-1][1] else _VALUE_STATE), False
+                continue
+            value = _close(stack.pop(), hook)
+        elif state == _KEY_STATE or state == _COLON_STATE:
+            if state == _COLON_STATE:
+                if punct != ":":
+                    raise _json_error(text, start, "malformed JSON: expected ':'")
+                state = _VALUE_STATE
+                continue
+            if punct == "}" and opened:
+                value = _close(stack.pop(), hook)
+            elif quote:
+                stack[-1][2], pos = json.decoder.scanstring(text, pos)
+                state = _COLON_STATE
+                continue
+            else:
+                raise _json_error(text, start, "malformed JSON: expected a string key")
+        elif punct in ("[", "{"):
+            if len(stack) >= MAX_DEPTH:
+                raise _json_error(text, start, f"exceeded max depth of {MAX_DEPTH} (lists and mappings nested "
+                                  "deeper than the API server accepts)")
+            stack.append([[], punct == "{", None])
+            state, opened = (_KEY_STATE if punct == "{" else _VALUE_STATE), True
+            continue
+        elif punct == "]" and opened and stack and not stack[-1][1]:
+            value = _close(stack.pop(), hook)
+        elif quote:
+            value, pos = json.decoder.scanstring(text, pos)
+        elif number is not None:
+            value = float(number) if fraction or exponent else int(number)
+        elif literal is not None:
+            value = _LITERALS[literal]
+        else:
+            raise _json_error(text, start, "malformed JSON: expected a value")
+        state, opened = _AFTER_STATE, False
+        if stack:
+            frame = stack[-1]
+            frame[0].append((frame[2], value) if frame[1] else value)
+
+
+def _close(frame: list[Any], hook: Callable[[list[tuple[str, Any]]], Any]) -> Any:
+    return hook(frame[0]) if frame[1] else frame[0]
