@@ -133,3 +133,21 @@ def test_nothing_is_formatted_when_info_is_off(caplog: pytest.LogCaptureFixture)
     caplog.set_level(logging.WARNING, logger="dra_webhook")
     _client().post("/validate", json=admission_review(CLAIM))
     assert not [r for r in caplog.records if r.name == "dra_webhook"]
+
+
+def test_a_failure_outside_the_decision_is_one_line_too(app_logs: pytest.LogCaptureFixture,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not Flask's multi-line traceback at error level: one line, the traceback at debug only."""
+    import webhook.app
+
+    def broken(body: bytes) -> Any:
+        raise KeyError("x" * 5000)
+
+    monkeypatch.setattr(webhook.app, "parse_review", broken)
+    response = _client().post("/validate", json=admission_review(CLAIM))
+    assert response.status_code == 500
+    assert response.get_json()["reason"] == "InternalError"
+    (line,) = [r for r in app_logs.records if r.levelno >= logging.INFO]
+    assert line.levelno == logging.ERROR and line.exc_info is None and "\n" not in line.getMessage()
+    assert line.getMessage().startswith("POST /validate failed: KeyError")
+    assert len([r for r in app_logs.records if r.levelno == logging.DEBUG and r.exc_info]) == 1

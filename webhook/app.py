@@ -83,6 +83,16 @@ def create_app(settings: Settings, metrics: Metrics | None = None) -> Flask:
             message = exc.description or exc.name
         return _json(code, error_status(code, exc.name.replace(" ", ""), message))
 
+    @app.errorhandler(Exception)
+    def unexpected_error(exc: Exception) -> Response:
+        """A failure outside the admission decision (which has its own handling): one log line
+        and a 500 Status, instead of Flask's traceback at error level; the traceback at debug."""
+        message = clip(f"{type(exc).__name__}: {exc}", MAX_LINE_CHARS)
+        log.debug("%s %s failed", request.method, clip(request.path), exc_info=exc)
+        log.error("%s %s failed: %s", request.method, clip(request.path), message,
+                  extra={"repeat_key": ("unexpected", request.path in ("/validate", "/mutate"), type(exc).__name__)})
+        return _json(500, error_status(500, "InternalError", f"the DRA webhook failed: {message}"))
+
     return app
 
 
