@@ -354,9 +354,13 @@ def _check(expression: str, result: str, consumable_capacity: bool,
             if respelled == expression:
                 raise
             checked = _unpack_checked(env.compile(respelled))
-        except RuntimeError:
-            raise CELCompileError(
-                "compilation failed: " + messages.compile_error_text(str(err))) from None
+        except RuntimeError as final:
+            # the respelled text keeps every position; its errors quote the original lines
+            text = messages.compile_error_text(str(final))
+            for new_line, old_line in zip(respelled.split("\n"), expression.split("\n")):
+                if new_line != old_line:
+                    text = text.replace(new_line, old_line)
+            raise CELCompileError("compilation failed: " + text) from None
     _homogeneous_literals(checked, expression)
     _literal_checks(checked, expression)
     if not list_type_attributes:

@@ -211,12 +211,12 @@ def _cel_equal(a: Any, b: Any) -> bool:
 
 
 def _string_index_of(text: str, sub: str, offset: int = 0) -> int:
-    """strings ext indexOf (code points; an offset outside the text is an error)."""
+    """strings ext indexOf as cel-go v0.27 (code points; an offset past the end gives -1)."""
     if sub == "":
         return offset
-    if offset < 0 or offset >= len(text):
+    if offset < 0:
         raise LibraryError(f"index out of range: {offset}")
-    return text.find(sub, offset)
+    return -1 if offset >= len(text) else text.find(sub, offset)
 
 
 def _string_last_index_of(text: str, sub: str, offset: int | None = None) -> int:
@@ -225,8 +225,10 @@ def _string_last_index_of(text: str, sub: str, offset: int | None = None) -> int
         return len(text) if sub == "" else text.rfind(sub)
     if sub == "":
         return offset
-    if offset < 0 or offset >= len(text):
+    if offset < 0:
         raise LibraryError(f"index out of range: {offset}")
+    if offset >= len(text):
+        return -1
     return text.rfind(sub, 0, min(offset, len(text) - len(sub)) + len(sub))
 
 

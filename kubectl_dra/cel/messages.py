@@ -32,10 +32,33 @@ _RUNTIME_TEXT = (
 )
 
 
+#: cel-cpp macro errors -> cel-go's wording (the duplicate-variable one names the variable)
+_MACRO_ERRORS = (
+    (re.compile(r"\w+\(\) (?:first|second) variable name cannot be __result__"),
+     "iteration variable overwrites accumulator variable"),
+    (re.compile(r"\w+\(\) (?:first|second) variable name must be a simple identifier"),
+     "argument must be a simple name"),
+    (re.compile(r"cannot be the range of a comprehension"), "cannot be range of a comprehension"),
+)
+_DUPLICATE_VARIABLE = re.compile(
+    r"(ERROR: <input>:\d+:(\d+): )\w+\(\) second variable must be different from the first "
+    r"variable(\n \| (.*))")
+
+
+def _duplicate_variable(m: re.Match[str]) -> str:
+    """cel-go's ``duplicate variable name: x``, the name read at the reported column."""
+    line, col = m.group(4), int(m.group(2)) - 1
+    name = re.match(r"[A-Za-z_][A-Za-z0-9_]*", line[col:]) if 0 <= col < len(line) else None
+    return f"{m.group(1)}duplicate variable name: {name.group(0) if name else ''}{m.group(3)}"
+
+
 def compile_error_text(raw: str) -> str:
     """cel-cpp compile error → ``ERROR: <input>:L:C: ...`` text as cel-go prints it."""
     text = _STATUS_SUFFIX.sub("", _STATUS_PREFIX.sub("", raw.strip()))
     text = _NIL_PARSETREE.sub("", text)
+    text = _DUPLICATE_VARIABLE.sub(_duplicate_variable, text)
+    for pattern, replacement in _MACRO_ERRORS:
+        text = pattern.sub(replacement, text)
     return _NOT_IN_STRUCT.sub("", text)
 
 

@@ -38,6 +38,14 @@ INCLUDES_MAX_ITEMS = limits.INCLUDES_MAX_ITEMS
 INCLUDES_TOO_LONG = (
     f"'includes' function cannot be applied to lists longer than {INCLUDES_MAX_ITEMS} values")
 _DEFAULTING_FIELDS = ("attributes", "capacity")
+#: strings-extension overloads whose index checks are made explicit (overload id -> function)
+_STRING_BOUNDED = {
+    "string_char_at_int": "charAt",
+    "string_index_of_string_int": "indexOf",
+    "string_last_index_of_string_int": "lastIndexOf",
+    "string_substring_int": "substring",
+    "string_substring_int_int": "substring",
+}
 _COMPARISONS = ("compareTo", "isGreaterThan", "isLessThan")
 
 # cel-go's type names in "got '<type>', expected iterable type"
@@ -290,9 +298,61 @@ class Rewriter:
         ref = self.checked.reference_map.get(node.id)
         return list(ref.overload_id) if ref is not None else []
 
+    def _fail_with(self, *parts: Any) -> Any:
+        """An evaluation error whose text is the concatenation of string nodes."""
+        text = parts[0]
+        for part in parts[1:]:
+            text = self.call("_+_", text, part)
+        return self.call(FAIL_FUNCTION, text)
+
+    def _out_of_range(self, var: str) -> Any:
+        """cel-go's ``index out of range: N`` for the int variable ``var``."""
+        return self._fail_with(self.const("index out of range: "),
+                               self.call("string", self.ident(var)))
+
+    def _outside(self, var: str, text: str, allow_end: bool = True) -> Any:
+        """``var < 0 || var > size(text)`` (``>=`` when the end is not allowed)."""
+        return self.call("_||_", self.call("_<_", self.ident(var), self.const(0)),
+                         self.call("_>_" if allow_end else "_>=_", self.ident(var),
+                                   self.call("size", self.ident(text))))
+
+    def _string_bounds(self, ids: list[str], target: Any, args: list[Any]) -> Any | None:
+        """The strings extension's index checks with cel-go v0.27's results and errors
+        (cel-cpp words them differently and errs where cel-go returns -1)."""
+        if len(ids) != 1 or ids[0] not in _STRING_BOUNDED:
+            return None
+        oid, n = ids[0], self._next_id
+        s, a, b, c = f"@dra_s{n}", f"@dra_a{n}", f"@dra_b{n}", f"@dra_c{n}"
+        native = self.call(_STRING_BOUNDED[oid], *[self.ident(v) for v in (a, b, c)[:len(args)]],
+                           target=self.ident(s))
+        if oid == "string_char_at_int":
+            body = self.cond(self._outside(a, s), self._out_of_range(a), native)
+        elif oid in ("string_index_of_string_int", "string_last_index_of_string_int"):
+            body = self.cond(
+                self.call("_==_", self.ident(a), self.const("")), self.ident(b),
+                self.cond(self.call("_<_", self.ident(b), self.const(0)), self._out_of_range(b),
+                          self.cond(self.call("_>=_", self.ident(b),
+                                              self.call("size", self.ident(s))),
+                                    self.const(-1), native)))
+        elif oid == "string_substring_int":
+            body = self.cond(self._outside(a, s), self._out_of_range(a), native)
+        else:
+            invalid = self._fail_with(
+                self.const("invalid substring range. start: "), self.call("string", self.ident(a)),
+                self.const(", end: "), self.call("string", self.ident(b)))
+            body = self.cond(self.call("_>_", self.ident(a), self.ident(b)), invalid,
+                             self.cond(self._outside(a, s), self._out_of_range(a),
+                                       self.cond(self._outside(b, s), self._out_of_range(b),
+                                                 native)))
+        for var, value in reversed(list(zip((s, a, b, c), [target, *args]))):
+            body = self.bind(var, value, body)
+        return body
+
     def _library_call(self, node: Any, function: str, target: Any, args: list[Any]) -> Any | None:
         """Calls the engine cannot dispatch itself, as calls of runtime helpers (or None)."""
         ids = self._overload_ids(node)
+        if target is not None and (bounded := self._string_bounds(ids, target, args)) is not None:
+            return bounded
         if function == "string" and ids and set(ids) <= library_ext.OWN_STRING_OVERLOADS:
             return self.call(library_ext.STRING_FUNCTION, *args)
         if function in ("indexOf", "lastIndexOf") and target is not None and any(
