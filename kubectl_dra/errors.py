@@ -65,6 +65,10 @@ class AllocationError(DraError):
     exit_code = 1
 
 
+class AllocationTimeout(AllocationError):
+    """The search ran past its deadline (the scheduler's filter timeout)."""
+
+
 class ValidationFailed(DraError):
     """Raised by helpers that want to stop at the first invalid object (rare; most
     validation returns lists of field errors instead)."""

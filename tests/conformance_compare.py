@@ -37,7 +37,7 @@ class Scenario:
     raw: dict[str, Any]
 
 
-def _node(spec: Mapping[str, Any]) -> dict[str, Any]:
+def node_object(spec: Mapping[str, Any]) -> dict[str, Any]:
     node: dict[str, Any] = {"apiVersion": "v1", "kind": "Node",
                             "metadata": {"name": spec.get("name") or "", "labels": dict(spec.get("labels") or {})}}
     if spec.get("declaredFeatures") is not None:
@@ -64,7 +64,7 @@ def load_scenario(path: Path) -> Scenario:
             raise AssertionError(f"{path.name}: claim {ref} to allocate is not among the objects")
         claims.append(claim)
     return Scenario(path=Path(path), name=raw.get("name") or Path(path).stem, features=list(raw.get("features") or []),
-                    node=_node(raw.get("node") or {}), state=state, claims=claims, expect=raw.get("expect") or {},
+                    node=node_object(raw.get("node") or {}), state=state, claims=claims, expect=raw.get("expect") or {},
                     skip=raw.get("skip"), raw=raw)
 
 

@@ -23,7 +23,7 @@ import yaml
 from click.testing import CliRunner
 
 from kubectl_dra.cli.main import cli
-from tests.conformance_compare import check_shareids_unique, claim_ref, compare_allocations, load_scenario
+from tests.conformance_compare import check_shareids_unique, node_object, claim_ref, compare_allocations, load_scenario
 from tests.conftest import REPO, scenario_files
 
 SCENARIO_FILES = scenario_files("allocation")
@@ -59,7 +59,7 @@ def gates_flag(scenario: dict[str, Any]) -> str:
 def write_state(scenario: dict[str, Any], directory: Path) -> Path:
     """The scenario's objects and its Node (as conformance_compare builds it) in one YAML file."""
     path = directory / "state.yaml"
-    docs = [*(scenario.get("objects") or []), loaded_by_name(scenario["name"]).node]
+    docs = [*(scenario.get("objects") or []), node_object(scenario.get("node") or {})]
     path.write_text(yaml.safe_dump_all(docs, sort_keys=False), encoding="utf-8")
     return path
 
@@ -73,9 +73,15 @@ def claim_targets(scenario: dict[str, Any]) -> list[str]:
     return targets
 
 
+#: upstream's answers come from Allocate without a filter timeout (DRASchedulerFilterTimeout is
+#: off in every scenario): a generous limit keeps a loaded test machine from turning a long,
+#: exhaustive search into a timeout error
+SEARCH_TIMEOUT = "300s"
+
+
 def preview_args(scenario: dict[str, Any], state: Path) -> list[str]:
     return ["preview", "--state", str(state), "--node", scenario["node"]["name"], "-o", "json",
-            "--feature-gates", gates_flag(scenario), *claim_targets(scenario)]
+            "--timeout", SEARCH_TIMEOUT, "--feature-gates", gates_flag(scenario), *claim_targets(scenario)]
 
 
 def node_entry(document: dict[str, Any], node: str) -> dict[str, Any]:

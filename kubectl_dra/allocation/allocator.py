@@ -342,11 +342,14 @@ class Allocator:
 
     # -- the public call ------------------------------------------------------------------
 
-    def allocate(self, node: dict[str, Any], claims: list[dict[str, Any]], *, tracer: Tracer | None = None) -> AllocationOutcome:
+    def allocate(self, node: dict[str, Any], claims: list[dict[str, Any]], *, tracer: Tracer | None = None,
+                 deadline: float | None = None) -> AllocationOutcome:
         """Allocate ``claims`` together for ``node`` (first-fit, as the scheduler does).
 
         Raises :class:`~kubectl_dra.errors.AllocationError` where upstream's Allocate
-        returns an error; returns ``allocated=False`` when the claims do not fit.
+        returns an error, :class:`~kubectl_dra.errors.AllocationTimeout` once ``deadline``
+        (a ``time.monotonic()`` value; None: no limit) has passed; returns
+        ``allocated=False`` when the claims do not fit.
         """
         ids = tuple(map(id, claims))
         entry = self._in_use_for.get(ids)
@@ -371,7 +374,7 @@ class Allocator:
                     tracer.pool_skipped(pool.driver, pool.name, Rejection(
                         RejectionCode.POOL_INVALID, f"resource pool {pool.uid} is invalid: {pool.invalid_reason}",
                         {"reason": pool.invalid_reason}))
-        search = Search(self, node, claims, pools, in_use, tracer, problems)
+        search = Search(self, node, claims, pools, in_use, tracer, problems, deadline)
         search.prepare()
         found = search.run()
         #: calls of the per-device search step in the last allocate (upstream's allocateOne count)

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from ..errors import AllocationError, CELError, DraError
+from ..errors import AllocationError, AllocationTimeout, CELError, DraError
+from ..limits import TIMED_OUT
 from ..model.attributes import AttrValue, attribute_value, lookup_attribute
 from ..model.devices import DeviceView
 from ..model.nodes import node_matches
@@ -40,7 +41,7 @@ MAX_SUBREQUESTS = 8
 
 FAIL, DONE, EXCEEDED = 0, 1, 2
 #: the scheduler gives up on a node after this long (DRASchedulerFilterTimeout's default)
-FILTER_TIMEOUT = 10.0
+
 
 
 def claim_ref(claim: Mapping[str, Any]) -> str:
@@ -198,10 +199,14 @@ class Search:
 
     __slots__ = ("a", "f", "node", "claims", "pools", "problems", "in_use", "tracer", "requests", "selected_sub",
                  "constraints", "results", "allocating", "shares", "allocating_capacity", "consumed_counters",
-                 "compat", "matches", "steps", "deadline", "num_requests", "depth", "last_rejection")
+                 "compat", "matches", "steps", "ticks", "deadline", "num_requests", "depth", "last_rejection",
+                 "needed_later")
 
     def __init__(self, allocator: "Allocator", node: Mapping[str, Any], claims: list[Mapping[str, Any]],
-                 pools: list[Pool], in_use: InUse, tracer: Tracer | None, problems: list[Pool] | None = None) -> None:
+                 pools: list[Pool], in_use: InUse, tracer: Tracer | None, problems: list[Pool] | None = None,
+                 deadline: float | None = None) -> None:
+        """``deadline`` (a ``time.monotonic()`` value) bounds preparation and search, as the
+        scheduler's filter timeout does: :class:`AllocationTimeout` once it has passed."""
         self.a = allocator
         self.f: "Features" = allocator.features
         self.node = node
@@ -226,12 +231,17 @@ class Search:
         self.compat: dict[tuple[str, str], dict[str, tuple[bool, bool, frozenset[str], str]]] = {}
         self.matches: dict[tuple[tuple[int, int, int], int], bool] = {}
         self.steps = 0
-        self.deadline = float("inf")
+        #: units of work (search steps and devices looked at) since the clock was last read
+        self.ticks = 0
+        self.deadline = deadline if deadline is not None else float("inf")
         self.num_requests: list[int] = []
         #: the recursion depth the search may need (see run)
         self.depth = 0
         #: the rejection last handed to the tracer
         self.last_rejection: Rejection | None = None
+        #: (claim, request) -> devices that a later "all devices" request needs exclusively
+        #: (see _plan_all_requests)
+        self.needed_later: dict[tuple[int, int], dict[tuple[str, str, str], RequestData]] = {}
 
     # -- preparation ------------------------------------------------------------------------
 
@@ -358,6 +368,7 @@ class Search:
             for pool in self.pools:
                 for sv in pool.slices:
                     for device in sv.devices:
+                        self.tick()
                         if not self._selectable(rd, pool, device):
                             continue
                         if self.f.consumable_capacity:
@@ -377,15 +388,117 @@ class Search:
         depth = self.depth
         if sys.getrecursionlimit() < depth + 500:
             sys.setrecursionlimit(depth + 500)
-        self.deadline = time.monotonic() + FILTER_TIMEOUT
+        if not self._plan_all_requests():
+            return False
         return self._one(0, 0, 0, 0, False) == DONE
+
+    def tick(self) -> None:
+        """Count one unit of work; every 256 units, stop if the deadline has passed. Every
+        loop over devices ticks, so no part of the search runs unbounded."""
+        self.ticks += 1
+        if not self.ticks & 0xFF and time.monotonic() > self.deadline:
+            self.timed_out()
+
+    def timed_out(self) -> None:
+        raise AllocationTimeout(f"{TIMED_OUT} (stopped after {self.steps} search steps)")
+
+    def _plan_all_requests(self) -> bool:
+        """Prune branches that a later "all devices" request is bound to fail; False when
+        such a request has no device at all, so that no search can succeed.
+
+        Upstream searches these branches exhaustively (allocateOne fails only when it
+        reaches the request); in Go that is quick, here it can take the whole filter
+        timeout. The pruning changes neither the answer nor the first solution found,
+        because it only applies when no error can occur on the way (every selector,
+        capacity check and constrained attribute evaluates; no derived attribute is
+        involved; no constraint applies to an "all devices" request):
+        then a branch that gives a later top-level request's device to an earlier request
+        ends with that request unsatisfied, whatever else is tried in it.
+        """
+        order = sorted(self.requests)
+        targets = [k for k in order if self.requests[k].all_mode and self.requests[k].parent is None
+                   and not self.requests[k].admin and k != order[0]]
+        if not targets or not self._search_cannot_fail_with_error():
+            return True
+        for key in targets:
+            rd = self.requests[key]
+            if not rd.all_devices:
+                if self.tracer is not None:
+                    self.tracer.request_unsatisfied(self.claims[key[0]], rd.full_name, "no device matches the request")
+                return False
+            for _, device in rd.all_devices:
+                rejection = self._never_available(rd, device)
+                if rejection is not None:
+                    if self.tracer is not None:
+                        claim = self.claims[key[0]]
+                        self.tracer.device_rejected(claim, rd.full_name, device.slice.driver, device.slice.pool,
+                                                    device.name, rejection)
+                        self.tracer.request_unsatisfied(claim, rd.full_name, f"device {device.uid} is one of all "
+                                                        f"devices the request needs and cannot be allocated")
+                    return False
+        multi = self.f.consumable_capacity
+        for key in order:
+            needed: dict[tuple[str, str, str], RequestData] = {}
+            for target in targets:
+                if target[:2] > key[:2]:
+                    rd = self.requests[target]
+                    for _, device in rd.all_devices:
+                        if not (multi and device.allow_multiple):
+                            needed.setdefault(device.id, rd)
+            if needed:
+                self.needed_later[key[:2]] = needed
+        return True
+
+    def _never_available(self, rd: RequestData, device: DeviceView) -> Rejection | None:
+        """Why ``rd`` cannot take ``device`` whatever the search does, if it cannot: another
+        claim holds it, it consumes counters without DRAPartitionableDevices, or it has a
+        taint the request does not tolerate (the static checks of _allocate_device)."""
+        holder = self.in_use.dedicated.get(device.id)
+        if holder is not None:
+            return Rejection(RC.IN_USE, f"device is already allocated to claim {holder}", {"claim": holder})
+        if device.consumes and not self.f.partitionable:
+            return Rejection(RC.GATE_DISABLED, "the device consumes shared counters, but DRAPartitionableDevices is "
+                             "disabled", {"gate": "DRAPartitionableDevices"})
+        taint = untolerated_taint(device, rd.tolerations) if self.f.device_taints and device.taints else None
+        if taint is not None:
+            return Rejection(RC.TAINT_NOT_TOLERATED, f"the device has the taint {taint.get('key')}="
+                             f"{taint.get('value', '')}:{taint.get('effect')}, which the request does not tolerate",
+                             {"taint": dict(taint)})
+        return None
+
+    def _search_cannot_fail_with_error(self) -> bool:
+        """Whether the search can only end in a solution or "unschedulable": every
+        selector evaluates on every device (answers are remembered for the search), and
+        nothing that can raise while searching is involved."""
+        if any(rd.derived for rd in self.requests.values()):
+            return False
+        applying = {key: [c for c in self.constraints[key[0]] if c.applies(rd.name, rd.parent)]
+                    for key, rd in self.requests.items()}
+        if any(rd.all_mode and applying[key] for key, rd in self.requests.items()):
+            return False  # a constraint that an "all devices" request breaks is an error
+        tracer, self.tracer = self.tracer, None  # the search itself tells the tracer why
+        try:
+            for key, rd in self.requests.items():
+                for pool in self.pools:
+                    if pool.incomplete or pool.invalid:
+                        continue
+                    for device in pool.devices:
+                        self.tick()
+                        self._selectable(rd, pool, device)
+                        if self.f.consumable_capacity:
+                            cap.check_capacity(rd.capacity, device, None, None)  # raises for unusable amounts
+                        for c in applying[key]:
+                            self._lookup(rd, device, c.attribute)  # raises for unusable attribute values
+        except DraError:
+            return False
+        finally:
+            self.tracer = tracer
+        return True
 
     def _one(self, ci: int, ri: int, si: int, di: int, in_sub: bool,
              start: tuple[int, int] = (0, 0)) -> int:
         self.steps += 1
-        if not self.steps & 0x3FF and time.monotonic() > self.deadline:
-            raise AllocationError(f"filter operation aborted: the search took longer than {FILTER_TIMEOUT:g}s "
-                                  f"({self.steps} steps)")
+        self.tick()
         if ci >= len(self.claims):
             return DONE
         if ri >= self.num_requests[ci]:
@@ -420,6 +533,11 @@ class Search:
             return EXCEEDED
         if rd.all_mode:
             pool, device = rd.all_devices[di]
+            needed_later = self.needed_later.get((ci, ri))
+            if needed_later and device.id in needed_later:
+                if self.tracer is not None:
+                    self._reject_needed_later(rd, device, needed_later[device.id])
+                return FAIL
             taken = self._allocate_device(ci, rd, pool, device, must=True)
             if taken is None:
                 return FAIL
@@ -444,6 +562,7 @@ class Search:
         skip_dedicated = tracer is None and not admin and bool(dedicated)
         rd_matches = rd.matches
         token = rd.token
+        needed_later = self.needed_later.get((ci, ri))
         for pi in range(p0, len(pools)):
             pool = pools[pi]
             if pool.incomplete or pool.invalid:
@@ -451,6 +570,9 @@ class Search:
             devices = free_devices(pool, in_use) if skip_dedicated else pool.devices
             for dk in range(k0 if pi == p0 else 0, len(devices)):
                 device = devices[dk]
+                self.ticks += 1
+                if not self.ticks & 0xFF and time.monotonic() > self.deadline:
+                    self.timed_out()
                 did = device.id
                 if admin:
                     holders = allocating.get(did)
@@ -492,6 +614,10 @@ class Search:
                             continue
                     else:
                         device.capacity  # noqa: B018 - an unparsable capacity fails here, as in the full check
+                if needed_later and did in needed_later:
+                    if tracer is not None:
+                        self._reject_needed_later(rd, device, needed_later[did])
+                    continue
                 taken = self._allocate_device(ci, rd, pool, device, must=False)
                 if taken is None:
                     continue
@@ -840,6 +966,12 @@ class Search:
         rejection = self.last_rejection = Rejection(code, message, details)
         self.tracer.device_rejected(self.claims[rd.key[0]], rd.full_name, device.slice.driver, device.slice.pool,
                                     device.name, rejection)
+
+    def _reject_needed_later(self, rd: RequestData, device: DeviceView, later: RequestData) -> None:
+        claim = claim_ref(self.claims[later.key[0]])
+        self._reject(rd, device, RC.IN_USE,
+                     f"request {later.full_name} of claim {claim} asks for all devices, this one included",
+                     {"claim": claim, "request": later.full_name})
 
     def _reject_in_use(self, rd: RequestData, device: DeviceView) -> None:
         holder = self.in_use.dedicated.get(device.id)

@@ -21,7 +21,9 @@ from typing import Any, Callable, Sequence
 import click
 
 from ..errors import UsageError
+from ..limits import FILTER_TIMEOUT
 from .completion import complete_target
+from .options import timeout_option
 from .common import (
     default_namespace, dump, format_table, gate_options, load_cluster, no_headers_option, output_option,
     resolve_gates, state_options, stderr_is_terminal, warn,
@@ -79,7 +81,8 @@ def subject_of(plan: Any, fallback: str = "") -> str:
 
 
 def explain_plan(state: Any, gates: Any, plan: Any, nodes: Sequence[str] | None = None, target: str = "",
-                 progress: Callable[[int, int], None] | None = None) -> Any:
+                 progress: Callable[[int, int], None] | None = None,
+                 timeout: float | None = FILTER_TIMEOUT) -> Any:
     """Run the preview's per-node loop with an explain tracer on every node; an Explanation.
     The summary speaks of the plan's pods or claims (``target`` only when it has none)."""
     from ..allocation.explain import ExplainTracer, SelectionRefiner, explain_node, explanation
@@ -92,7 +95,7 @@ def explain_plan(state: Any, gates: Any, plan: Any, nodes: Sequence[str] | None 
                          "use --node NAME")
     by_name = {node_name(n): n for n in candidates}
     refiner = SelectionRefiner(state, gates)
-    result = run_preview(state, plan, gates, candidates, progress=progress,
+    result = run_preview(state, plan, gates, candidates, progress=progress, timeout=timeout,
                          tracer_factory=lambda node: ExplainTracer(node_name(node), refine=refiner,
                                                                    refine_pool=refiner.pool))
     explained = []
@@ -108,10 +111,11 @@ def explain_plan(state: Any, gates: Any, plan: Any, nodes: Sequence[str] | None 
 
 def render_explanation(state: Any, gates: Any, plan: Any, *, nodes: Sequence[str] | None = None,
                        output: str = "table", no_headers: bool = False, target: str = "",
-                       limit: int = 5) -> tuple[str, int]:
+                       limit: int = 5, timeout: float | None = FILTER_TIMEOUT) -> tuple[str, int]:
     """Explain ``plan`` on ``nodes`` and render it; (text, exit code 0 fits somewhere / 1 not / 2 all errors)."""
     show_progress = stderr_is_terminal() and len(state.nodes) > 200
-    exp = explain_plan(state, gates, plan, nodes, target, progress=_progress if show_progress else None)
+    exp = explain_plan(state, gates, plan, nodes, target, progress=_progress if show_progress else None,
+                       timeout=timeout)
     if show_progress:
         click.echo("\r\x1b[K", err=True, nl=False)
     if output in ("json", "yaml"):
@@ -254,13 +258,14 @@ def render_table(exp: Any, wide: bool = False, no_headers: bool = False, limit: 
 @click.option("-n", "--namespace", metavar="NS", help="Namespace of the targets (default: the kubeconfig's, else default).")
 @click.option("--limit", type=int, default=5, show_default=True,
               help="Nodes shown in detail (one per distinct reason first); 0 shows all.")
+@timeout_option
 @gate_options
 @output_option()
 @no_headers_option
 @state_options
 def explain(targets: tuple[str, ...], filenames: tuple[str, ...], nodes: tuple[str, ...], namespace: str | None,
-            limit: int, feature_gates: str | None, kubernetes_version: str | None, output: str, no_headers: bool,
-            state_paths: tuple[str, ...], kubeconfig: str | None, kube_context: str | None,
+            limit: int, timeout: float, feature_gates: str | None, kubernetes_version: str | None, output: str,
+            no_headers: bool, state_paths: tuple[str, ...], kubeconfig: str | None, kube_context: str | None,
             request_timeout: float) -> None:
     """Explain, per node and per request, why claims do not fit (or what they would get).
 
@@ -296,14 +301,14 @@ def explain(targets: tuple[str, ...], filenames: tuple[str, ...], nodes: tuple[s
     """
     # A DraError becomes one `error:` line and its exit code in the command group (cli/main.py).
     code = _run(targets, filenames, nodes, namespace, limit, feature_gates, kubernetes_version, output,
-                no_headers, state_paths, kubeconfig, kube_context, request_timeout)
+                no_headers, state_paths, kubeconfig, kube_context, request_timeout, timeout)
     sys.exit(code)
 
 
 def _run(targets: Sequence[str], filenames: Sequence[str], nodes: Sequence[str], namespace: str | None,
          limit: int, feature_gates: str | None, kubernetes_version: str | None, output: str, no_headers: bool,
          state_paths: Sequence[str], kubeconfig: str | None, kube_context: str | None,
-         request_timeout: float) -> int:
+         request_timeout: float, timeout: float) -> int:
     """The command's work; returns the exit code."""
     from ..preview import resolve_targets
     from ..state import load_documents
@@ -320,6 +325,6 @@ def _run(targets: Sequence[str], filenames: Sequence[str], nodes: Sequence[str],
     plan = resolve_targets(state, targets, file_objects, namespace=ns, gates=gates)
     label = " ".join([*targets, *(f"-f {f}" for f in filenames)])
     text, code = render_explanation(state, gates, plan, nodes=list(nodes) or None, output=output,
-                                    no_headers=no_headers, target=label, limit=limit)
+                                    no_headers=no_headers, target=label, limit=limit, timeout=timeout)
     click.echo(text)
     return code

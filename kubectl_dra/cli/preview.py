@@ -13,6 +13,7 @@ import click
 
 from ..errors import UsageError
 from .completion import complete_target
+from .options import timeout_option
 from .common import (
     default_namespace, dump, gate_options, load_cluster, no_headers_option, output_option,
     resolve_gates, state_options, stderr_is_terminal, warn,
@@ -40,13 +41,14 @@ Examples:
 @click.option("-n", "--namespace", metavar="NS", help="Namespace of the targets (default: the kubeconfig's, else default).")
 @gate_options
 @click.option("--explain", is_flag=True, help="Explain per node and device why the claims do (not) fit.")
+@timeout_option
 @output_option()
 @no_headers_option
 @state_options
 def preview(targets: tuple[str, ...], filenames: tuple[str, ...], nodes: tuple[str, ...], namespace: str | None,
-            feature_gates: str | None, kubernetes_version: str | None, explain: bool, output: str,
-            no_headers: bool, state_paths: tuple[str, ...], kubeconfig: str | None, kube_context: str | None,
-            request_timeout: float) -> None:
+            feature_gates: str | None, kubernetes_version: str | None, explain: bool, timeout: float,
+            output: str, no_headers: bool, state_paths: tuple[str, ...], kubeconfig: str | None,
+            kube_context: str | None, request_timeout: float) -> None:
     """Show which nodes and devices claims would be allocated, without allocating anything.
 
     TARGET is claim/NAME, template/NAME, pod/NAME, podgroup/NAME, a bare claim NAME, or
@@ -59,14 +61,14 @@ def preview(targets: tuple[str, ...], filenames: tuple[str, ...], nodes: tuple[s
     """
     # A DraError becomes one `error:` line and its exit code in the command group (cli/main.py).
     code = _run(targets, filenames, nodes, namespace, feature_gates, kubernetes_version, explain, output,
-                no_headers, state_paths, kubeconfig, kube_context, request_timeout)
+                no_headers, state_paths, kubeconfig, kube_context, request_timeout, timeout)
     sys.exit(code)
 
 
 def _run(targets: Sequence[str], filenames: Sequence[str], nodes: Sequence[str], namespace: str | None,
          feature_gates: str | None, kubernetes_version: str | None, explain: bool, output: str, no_headers: bool,
          state_paths: Sequence[str], kubeconfig: str | None, kube_context: str | None,
-         request_timeout: float) -> int:
+         request_timeout: float, timeout: float) -> int:
     """The command's work; returns the exit code."""
     from ..preview import candidate_nodes, resolve_targets, run_preview
     from ..state import load_documents
@@ -88,17 +90,20 @@ def _run(targets: Sequence[str], filenames: Sequence[str], nodes: Sequence[str],
     explain_fn = _explain_function(explain)
     if explain_fn is not None and output in ("json", "yaml"):
         # one document: the explanation, which carries the per-node outcomes too
-        text, code = _explanation(explain_fn, state, gates, plan, nodes, output, no_headers, targets, filenames)
+        text, code = _explanation(explain_fn, state, gates, plan, nodes, output, no_headers, targets, filenames,
+                                  timeout)
         click.echo(text)
         return code
     show_progress = stderr_is_terminal() and len(candidates) > 200
-    result = run_preview(state, plan, gates, candidates, progress=_progress if show_progress else None)
+    result = run_preview(state, plan, gates, candidates, progress=_progress if show_progress else None,
+                         timeout=timeout)
     if show_progress:
         click.echo("\r" + " " * 40 + "\r", err=True, nl=False)
     _emit(result, output, no_headers)
     if explain_fn is not None:
         click.echo("")
-        click.echo(_explanation(explain_fn, state, gates, plan, nodes, output, no_headers, targets, filenames)[0])
+        click.echo(_explanation(explain_fn, state, gates, plan, nodes, output, no_headers, targets, filenames,
+                                timeout)[0])
     if result.all_errors:
         return 2
     return 0 if result.fitting else 1
@@ -130,12 +135,13 @@ def _explain_function(explain: bool) -> Any:
 
 
 def _explanation(function: Any, state: Any, gates: Any, plan: Any, nodes: Sequence[str], output: str,
-                 no_headers: bool, targets: Sequence[str], filenames: Sequence[str]) -> tuple[str, int]:
+                 no_headers: bool, targets: Sequence[str], filenames: Sequence[str],
+                 timeout: float) -> tuple[str, int]:
     """The explain presenter's text and exit code (kubectl_dra.cli.explain.render_explanation contract)."""
     label = " ".join([*targets, *(f"-f {f}" for f in filenames)])
     try:
         text, code = function(state, gates, plan, nodes=list(nodes) or None, output=output,
-                               no_headers=no_headers, target=label)
+                               no_headers=no_headers, target=label, timeout=timeout)
     except NotImplementedError:
         raise UsageError("--explain is not available in this build yet; use `kubectl dra explain`") from None
     return str(text), int(code)

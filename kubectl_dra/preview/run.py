@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
+from ..limits import FILTER_TIMEOUT, TIMED_OUT
 from ..errors import DraError, NotFoundError
 from ..state import ClusterState
 from .nodes import node_name, slice_node_names
@@ -104,7 +106,8 @@ def _claim_key(claim: Obj) -> tuple[str, str]:
     return (meta.get("namespace") or "default", meta.get("name") or "")
 
 
-def failure_reasons(allocator: Any, node: Obj, claims: list[Obj], tracer: Any = None) -> list[str]:
+def failure_reasons(allocator: Any, node: Obj, claims: list[Obj], tracer: Any = None,
+                    deadline: float | None = None) -> list[str]:
     """The specific reason a node is unschedulable (explain's one-line node reason), from the
     given explain tracer or from a second, traced allocation attempt; [] when none is known."""
     try:
@@ -115,7 +118,7 @@ def failure_reasons(allocator: Any, node: Obj, claims: list[Obj], tracer: Any = 
     try:
         if not isinstance(tracer, ExplainTracer):
             tracer = ExplainTracer(name)
-            allocator.allocate(node, claims, tracer=tracer)
+            allocator.allocate(node, claims, tracer=tracer, deadline=deadline)
         reason = explain_node(name, UNSCHEDULABLE, claims, tracer).reason
     except DraError:
         return []
@@ -123,9 +126,12 @@ def failure_reasons(allocator: Any, node: Obj, claims: list[Obj], tracer: Any = 
 
 
 def evaluate_node(allocator: Any, plan: PreviewPlan, node: Obj, tracer: Any = None,
-                  explain_failures: bool = True) -> NodeOutcome:
-    """Allocate the plan's open claims on one node and combine them with the claims already allocated."""
+                  explain_failures: bool = True, deadline: float | None = None) -> NodeOutcome:
+    """Allocate the plan's open claims on one node and combine them with the claims already
+    allocated; an Error outcome once ``deadline`` (``time.monotonic()``) has passed."""
     name = node_name(node)
+    if deadline is not None and time.monotonic() > deadline:
+        return NodeOutcome(name, ERROR, error=TIMED_OUT, tracer=tracer)
     blockers = plan.blockers(node)
     if blockers:
         return NodeOutcome(name, UNSCHEDULABLE, reasons=blockers, tracer=tracer)
@@ -135,13 +141,13 @@ def evaluate_node(allocator: Any, plan: PreviewPlan, node: Obj, tracer: Any = No
     score = 0
     if open_claims:
         try:
-            outcome = allocator.allocate(node, [c.claim for c in open_claims], tracer=tracer)
+            outcome = allocator.allocate(node, [c.claim for c in open_claims], tracer=tracer, deadline=deadline)
         except DraError as exc:
             return NodeOutcome(name, ERROR, error=exc.message, tracer=tracer)
         if not outcome.allocated:
             reasons = list(getattr(outcome, "reasons", None) or [])
             if not reasons and explain_failures:
-                reasons = failure_reasons(allocator, node, [c.claim for c in open_claims], tracer)
+                reasons = failure_reasons(allocator, node, [c.claim for c in open_claims], tracer, deadline)
             return NodeOutcome(name, UNSCHEDULABLE, reasons=reasons or [CANNOT_ALLOCATE], tracer=tracer)
         results = list(outcome.results)
         score = int(outcome.score or 0)
@@ -159,13 +165,16 @@ def rank(outcomes: Iterable[NodeOutcome]) -> list[NodeOutcome]:
 def run_preview(state: ClusterState, plan: PreviewPlan, gates: Any, nodes: Sequence[Obj],
                 tracer_factory: Callable[[Obj], Any] | None = None, allocator: Any = None,
                 progress: Callable[[int, int], None] | None = None,
-                explain_failures: bool = True) -> PreviewResult:
+                explain_failures: bool = True, timeout: float | None = FILTER_TIMEOUT) -> PreviewResult:
     """Try ``plan`` on every node in ``nodes``; ``tracer_factory(node)`` gives a tracer per node (explain).
 
     With ``explain_failures`` an unschedulable node's reason is explain's specific one-liner
     (a second, traced attempt on that node) instead of the scheduler's generic
-    "cannot allocate all claims".
+    "cannot allocate all claims". ``timeout`` (seconds; None or 0: no limit) bounds the whole
+    run, as the scheduler's filter timeout bounds one node: nodes not decided by then end
+    as errors with the scheduler's words.
     """
+    deadline = time.monotonic() + timeout if timeout else None
     if allocator is None:
         from ..allocation import Allocator
 
@@ -173,7 +182,7 @@ def run_preview(state: ClusterState, plan: PreviewPlan, gates: Any, nodes: Seque
     outcomes = []
     for i, node in enumerate(nodes):
         tracer = tracer_factory(node) if tracer_factory is not None else None
-        outcomes.append(evaluate_node(allocator, plan, node, tracer, explain_failures))
+        outcomes.append(evaluate_node(allocator, plan, node, tracer, explain_failures, deadline))
         if progress is not None:
             progress(i + 1, len(nodes))
     return PreviewResult(plan=plan, gates=gates, nodes=rank(outcomes))
