@@ -421,3 +421,25 @@ def test_expiry_renewal_needs_no_force() -> None:
     first = ensure_bundle(Bundle(), POLICY, NOW).bundle
     renewed = ensure_bundle(first, POLICY, leaf(first).not_valid_after_utc - dt.timedelta(days=1))
     assert renewed.cert_action == "renewed" and not renewed.overwrites
+
+
+def test_out_dir_mirror_follows_the_secret_but_never_clobbers_foreign_files(
+        api: WritableAPI, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    kubeconfig = str(api.kubeconfig(tmp_path / "kubeconfig"))
+    mirror = tmp_path / "mirror"
+    assert main(CERTS_ARGS + ["--kubeconfig", kubeconfig, "--out-dir", str(mirror)]) == 0
+    # the Secret's serving certificate is renewed (same CA): the mirror follows without --force
+    secret = api.get(SECRET)
+    secret["data"]["tls.key"] = base64.b64encode(b"broken").decode()
+    api.store[SECRET] = secret
+    assert main(CERTS_ARGS + ["--kubeconfig", kubeconfig, "--force"]) == 0
+    assert main(CERTS_ARGS + ["--kubeconfig", kubeconfig, "--out-dir", str(mirror)]) == 0
+    assert certs.read_dir(mirror).tls_cert == base64.b64decode(api.get(SECRET)["data"]["tls.crt"])
+    # files of another CA are left alone without --force
+    other = tmp_path / "other"
+    assert main(["certs", "--out-dir", str(other)]) == 0
+    before = certs.read_dir(other)
+    capsys.readouterr()
+    assert main(CERTS_ARGS + ["--kubeconfig", kubeconfig, "--out-dir", str(other)]) == 2
+    assert "not an earlier copy of the Secret" in capsys.readouterr().err
+    assert certs.read_dir(other) == before

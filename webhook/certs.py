@@ -432,7 +432,8 @@ def run(options: CertsOptions, now: dt.datetime | None = None) -> list[str]:
         if bundle is not None:  # the Secret is the source of truth; mirror it
             outcome = Outcome(bundle, "kept", "kept", "copied from the Secret")
             if stored != bundle:
-                replaced = ("files that differ from the Secret",) if stored != Bundle() else ()
+                foreign = stored != Bundle() and not _same_lineage(stored, bundle)
+                replaced = ("files that are not an earlier copy of the Secret",) if foreign else ()
                 outcome = Outcome(bundle, "copied", "copied", "copied from the Secret", replaced)
         else:
             outcome = ensure_bundle(stored, policy, now)
@@ -452,6 +453,16 @@ def run(options: CertsOptions, now: dt.datetime | None = None) -> list[str]:
         for name in names:
             report.append(f"{name}: caBundle {'updated' if name in changed else 'already current'}")
     return report
+
+
+def _same_lineage(stored: Bundle, current: Bundle) -> bool:
+    """True when ``stored`` was issued by a CA that ``current`` still trusts (an earlier copy of it)."""
+    try:
+        stored_ca = x509.load_pem_x509_certificates(stored.ca_cert)[0]
+        trusted = x509.load_pem_x509_certificates(current.ca_cert)
+    except (ValueError, IndexError):
+        return False
+    return stored_ca in trusted
 
 
 def _refuse_overwrite(where: str, outcome: Outcome, force: bool) -> None:
