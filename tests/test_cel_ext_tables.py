@@ -62,3 +62,83 @@ def test_celgo_row(table: str, row: dict[str, Any]) -> None:
         assert expected_error in str(err.value)
         return
     assert compiled.evaluate(NO_DEVICE) is True
+
+
+FORMAT_ROWS: list[dict[str, Any]] = yaml.safe_load(
+    (Path(__file__).parent / "data" / "cel" / "celgo_format.yaml").read_text())
+#: string.format() rows whose output or error text still differs: cel-expr-python's own
+#: format() runs, not a port of cel-go v0.27's formatting v1 (locale-aware %e, %s of
+#: doubles and lists, wording of clause errors, argument-count check). Not an engine
+#: limitation -- work left to do, listed on the issue.
+FORMAT_NOT_YET_PORTED = "cel-go formatting v1 not yet ported; cel-cpp's format() output differs"
+
+
+def _format_outcome(row: dict[str, Any]) -> bool:
+    """Whether a format row currently gives upstream's outcome (used to mark the gaps)."""
+    try:
+        value = compile_expression(row["expression"], result="any").evaluate(NO_DEVICE)
+    except (CELCompileError, CELRuntimeError) as err:
+        return "error" in row and row["error"] in str(err)
+    return "error" not in row and value == row["output"]
+
+
+def _format_params() -> list[Any]:
+    out = []
+    for i, row in enumerate(FORMAT_ROWS):
+        marks: list[Any] = []
+        if row.get("needsVariables"):
+            marks.append(pytest.mark.skip(reason="declares variables outside the DRA environment"))
+        elif row.get("locale") not in (None, "en_US"):
+            marks.append(pytest.mark.skip(reason="a locale option the DRA environment does not set"))
+        elif "TestAllTypes" in row["expression"]:
+            marks.append(pytest.mark.skip(reason="needs a protobuf type of cel-go's test suite"))
+        elif row["name"] in _FORMAT_GAPS:
+            marks.append(pytest.mark.xfail(strict=True, reason=FORMAT_NOT_YET_PORTED))
+        out.append(pytest.param(row, id=f"format-{i}-{row['name']}", marks=marks))
+    return out
+
+
+#: names of the rows that differ today (kept explicit so that a fix shows up as XPASS)
+_FORMAT_GAPS = frozenset({
+    'scientific notation formatting clause',
+    'default precision for scientific notation',
+    'default list precision for string',
+    'default list scientific notation for string',
+    'unicode output for scientific notation',
+    'positive infinity support for fixed-point',
+    'negative infinity support for fixed-point',
+    'positive infinity support for string',
+    'negative infinity support for string',
+    'infinity list support for string',
+    'list support for string',
+    'map support (all key types)',
+    'unrecognized formatting clause',
+    'string substitution is not allowed with binary clause',
+    'duration substitution not allowed with decimal clause',
+    'string substitution not allowed with octal clause',
+    'double substitution not allowed with hex clause',
+    'uppercase not allowed for scientific clause',
+    'null not allowed for %d',
+    'null not allowed for %e',
+    'null not allowed for %f',
+    'null not allowed for %x',
+    'null not allowed for %X',
+    'null not allowed for %b',
+    'null not allowed for %o',
+    'compile-time cardinality check (too many for string)',
+    'compile-time syntax check (unexpected end of string)',
+    'compile-time syntax check (unrecognized formatting clause)',
+    'compile-time %d check',
+    'compile-time %f check',
+    'compile-time precision syntax check',
+    'compile-time %e check',
+    'compile-time %b check',
+    'compile-time %x check',
+    'compile-time %X check',
+    'compile-time %o check',
+})
+
+
+@pytest.mark.parametrize("row", _format_params())
+def test_celgo_format_row(row: dict[str, Any]) -> None:
+    assert _format_outcome(row), row
