@@ -211,12 +211,10 @@ def _json_copy(value: Any) -> Any:
 
 
 def _walk_copy(value: Any) -> Any:
-    """:func:`_json_copy` by recursion."""
-    if isinstance(value, dict):
-        return {k: _walk_copy(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_walk_copy(v) for v in value]
-    return value
+    """:func:`_json_copy` by a walk on an explicit stack (any depth the API server accepts)."""
+    from ..model.jsoncopy import copy_json
+
+    return copy_json(value)
 
 
 def make_patch(src: Any, dst: Any) -> list[dict]:
@@ -270,20 +268,23 @@ def _pointer_token(part: str | int) -> str:
 def _same(a: Any, b: Any) -> bool:
     """True when two decoded JSON values serialise identically (so ``1``, ``1.0`` and ``True``
     differ, as they do for jsonpatch); members in another order count as a difference."""
+    from ..model.jsoncopy import dumps_json  # any nesting depth (opaque parameters may nest deep)
+
     if a is b:
         return True
-    if a != b:
-        return False
+    try:
+        if a != b:
+            return False
+    except RecursionError:  # nested deeper than == can recurse: compare the texts
+        pass
     if _orjson is not None:
         try:
             return _orjson.dumps(a) == _orjson.dumps(b)
-        except (TypeError, ValueError):  # e.g. integers beyond 64 bits: the exact slow path
+        except (TypeError, ValueError):  # e.g. integers beyond 64 bits, depth over 255: the exact slow path
             pass
-    import json
-
     try:
-        return json.dumps(a) == json.dumps(b)
-    except (TypeError, ValueError, RecursionError):
+        return dumps_json(a) == dumps_json(b)
+    except (TypeError, ValueError):
         return False
 
 
