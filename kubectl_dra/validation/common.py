@@ -548,7 +548,9 @@ def gate_enabled(gates: Any, name: str) -> bool:
 
 def json_size(value: Any) -> int:
     """Bytes of ``value`` as compact JSON, the closest stand-in for the raw request bytes."""
-    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+    from ..model.jsoncopy import dumps_json  # any depth the API server's decoder accepts
+
+    return len(dumps_json(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
 
 
 def middle_truncate(key: str, max_len: int) -> str:
