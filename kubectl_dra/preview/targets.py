@@ -13,11 +13,11 @@ their node selector limits the nodes the preview considers.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from ..errors import DraError, InputError, NotFoundError, UsageError
+from ..model.jsoncopy import copy_json
 from ..state import ClusterState
 from ..state.snapshot import KIND_ALIASES, object_key
 from .nodes import node_name, pod_fits_node, pod_ref, selector_matches
@@ -224,7 +224,7 @@ def generated_claim(template: Obj, name: str, namespace: str, annotations: dict[
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceClaim",
         "metadata": meta,
-        "spec": copy.deepcopy(spec.get("spec") or {}),
+        "spec": copy_json(spec.get("spec") or {}),
     }
 
 
@@ -289,7 +289,7 @@ class Resolver:
     def add_object(self, obj: Obj, origin: str) -> None:
         """A claim, template, pod or PodGroup read from a ``-f`` file."""
         kind = obj.get("kind")
-        obj = copy.deepcopy(obj)
+        obj = copy_json(obj)
         meta = obj.setdefault("metadata", {})
         if not isinstance(meta, dict) or not meta.get("name"):
             raise InputError(f"{origin}: {kind} has no metadata.name")
@@ -534,7 +534,7 @@ def _container_request(index: int, container: Obj, resource: str, cls: str,
 
 def _with_namespace(obj: Obj, namespace: str) -> Obj:
     """A copy of a file object with ``metadata.namespace`` defaulted."""
-    obj = copy.deepcopy(obj)
+    obj = copy_json(obj)
     meta = obj.setdefault("metadata", {})
     if isinstance(meta, dict) and not meta.get("namespace"):
         meta["namespace"] = namespace
