@@ -11,6 +11,7 @@ import click
 import yaml
 
 from ..errors import ClusterAccessError, FeatureGateError, UsageError
+from ..model.jsoncopy import dumps_json
 from ..state import ClusterState, load_state
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -136,9 +137,12 @@ def warn(message: str) -> None:
 def dump(doc: Any, fmt: str) -> str:
     """A document as JSON (2-space indent, key order kept) or YAML (block style)."""
     if fmt == "json":
-        return json.dumps(doc, indent=2, ensure_ascii=False)
+        return dumps_json(doc, indent=2, ensure_ascii=False)  # any depth a claim's parameters may have
     if fmt == "yaml":
-        return yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, allow_unicode=True).rstrip("\n")
+        try:
+            return yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, allow_unicode=True).rstrip("\n")
+        except RecursionError:  # nested deeper than PyYAML's emitter recurses: JSON is YAML too
+            return dumps_json(doc, indent=2, ensure_ascii=False)
     raise UsageError(f"unknown output format {fmt!r}")
 
 
