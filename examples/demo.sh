@@ -13,10 +13,11 @@ step kubectl-dra preview --state "$STATE" -n ml-team -f "$CLAIMS/03-gpu-nic-alig
 step kubectl-dra preview --state "$STATE" -n ml-team -f "$CLAIMS/02-mig-slices.yaml" -o wide
 step kubectl-dra preview --state "$STATE" -n ml-team -f "$CLAIMS/04-fabric-bandwidth.yaml"
 step kubectl-dra explain --state "$STATE" -n ml-team -f "$CLAIMS/09-does-not-fit.yaml"
+step kubectl-dra fit --state "$STATE" -n ml-team -f "$CLAIMS/02-mig-slices.yaml" -o wide
 step kubectl-dra usage --state "$STATE"
 step kubectl-dra validate -f "$CLAIMS/03-gpu-nic-aligned.yaml"
 step kubectl-dra metadata --dir examples/metadata
 step kubectl-dra metadata --dir examples/metadata --check
 echo
-echo "Exit codes: preview/explain 0 = fits somewhere, 1 = fits nowhere; validate 1 = invalid."
+echo "Exit codes: preview/explain/fit 0 = fits somewhere, 1 = fits nowhere; validate 1 = invalid."
 exit 0
