@@ -40,6 +40,10 @@ class CommandFailed(click.ClickException):
         click.echo(f"error: {self.format_message()}", err=True)
 
 
+class StdoutClosed(Exception):
+    """The reader of stdout went away (``kubectl dra validate -f x | head``)."""
+
+
 class LazyGroup(click.Group):
     """A click group that imports a subcommand's module on first use."""
 
@@ -48,6 +52,8 @@ class LazyGroup(click.Group):
             return super().invoke(ctx)
         except DraError as exc:
             raise CommandFailed(exc) from exc
+        except BrokenPipeError:  # not an OSError any more: click would exit 1 ("invalid") for it
+            raise StdoutClosed() from None
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
@@ -120,9 +126,9 @@ def main(argv: list[str] | None = None) -> None:
     except DraError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(exc.exit_code)
-    except BrokenPipeError:  # `kubectl dra usage | head`: the reader left; leave quietly
+    except (BrokenPipeError, StdoutClosed):  # `kubectl dra usage | head`: the reader left; leave quietly
         _silence_stdout()
-        sys.exit(1)
+        sys.exit(141)  # as kubectl, which SIGPIPE ends (128 + 13); never 1, which means "invalid"
     except Exception as exc:  # a bug: still one line, unless debugging was asked for
         if os.environ.get("KUBECTL_DRA_DEBUG"):
             raise
