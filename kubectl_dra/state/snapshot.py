@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
+from ..convert import to_v1
 from ..errors import NotFoundError
 
 Obj = dict[str, Any]
@@ -87,6 +88,7 @@ class ClusterState:
         API server holds one object per name: an identical copy is dropped silently, a different
         one replaces the earlier (the last one wins) with a warning naming the object.
         """
+        obj = to_v1(obj)  # a dump of older resource.k8s.io versions is read as the API serves v1
         kind = obj.get("kind")
         entry = KINDS.get(kind or "")
         if entry is None:
