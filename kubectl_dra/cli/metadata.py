@@ -84,7 +84,7 @@ def _read(pod: str | None, container: str | None, directory: str | None, filenam
         ns = default_namespace(namespace, [], kubeconfig, kube_context) if namespace is None else namespace
         return read_container(ExecTarget(pod.removeprefix("pod/"), ns, container, kube_context, kubeconfig))
     if directory:
-        return read_directory(directory)
+        return read_directory(directory, warn=lambda message: click.echo(f"warning: {message}", err=True))
     return read_files(list(filenames))
 
 

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from ..errors import ClusterAccessError, InputError
 from ..metadata.protocol import CONTAINER_DIR
@@ -23,8 +25,11 @@ class MetadataFile:
     text: str
 
 
-def read_directory(directory: str) -> list[MetadataFile]:
-    """Every regular file below ``directory`` (a copy of the metadata directory), sorted."""
+def read_directory(directory: str, warn: Callable[[str], None] | None = None) -> list[MetadataFile]:
+    """Every regular text file below ``directory`` (a copy of the metadata directory), sorted.
+
+    A file that is not UTF-8 text (a stray binary, an editor's swap file) or cannot be read is
+    skipped with a warning through ``warn``, and the others are still read."""
     root = Path(directory)
     if not root.is_dir():
         raise InputError(f"--dir {directory}: not a directory")
@@ -33,7 +38,11 @@ def read_directory(directory: str) -> list[MetadataFile]:
         dirnames.sort()
         for name in sorted(filenames):
             full = Path(dirpath) / name
-            files.append(MetadataFile(str(full), _read_text(full)))
+            try:
+                files.append(MetadataFile(str(full), _read_text(full)))
+            except InputError as exc:
+                if warn is not None:
+                    warn(f"skipped {exc.message}")
     return files
 
 
@@ -96,9 +105,23 @@ def _run(target: ExecTarget, *args: str) -> subprocess.CompletedProcess[str]:
         raise ClusterAccessError(f"pod/{target.pod}: kubectl exec timed out after {target.timeout:.0f}s") from None
 
 
+#: longest part of kubectl's stderr quoted in an error
+_MAX_QUOTED = 300
+
+
 def _first_line(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else "no output"
+    """The line of kubectl's stderr that says what went wrong: its ``error:`` / ``Error from
+    server`` line, else the first line that is not markup (an HTML error page from a proxy
+    ends with ``</html>``, which says nothing), else the first line."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    if not lines:
+        return "no output"
+    chosen = next((line for line in lines if line.lower().startswith(("error", "unable to", "fatal"))), None)
+    if chosen is None:
+        title = re.search(r"<title>([^<]+)</title>", text, re.IGNORECASE)
+        markup = title.group(1).strip() if title else lines[0]
+        chosen = next((line for line in lines if not line.startswith("<")), markup)
+    return chosen if len(chosen) <= _MAX_QUOTED else chosen[:_MAX_QUOTED] + "…"
 
 
 def read_container(target: ExecTarget, base: str = CONTAINER_DIR) -> list[MetadataFile]:
