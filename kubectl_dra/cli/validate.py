@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any, Sequence
 
 import click
@@ -202,42 +201,19 @@ def parse_labels(text: str | None) -> dict[str, str]:
     return labels
 
 
-#: request fields that resource.k8s.io/v1beta1 keeps on the request and v1 under ``exactly``
-_V1BETA1_EXACT_FIELDS = ("deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations",
-                         "capacity", "derivedAttributes")
-
-
 def _as_v1(obj: dict, quiet: bool = False) -> dict:
-    """A resource.k8s.io/v1beta1 object in its v1 form (requests under ``exactly``, slice
-    devices without ``basic``), as the API server converts it before validating; other
-    objects unchanged. The decision then names v1 paths, as upstream's errors do."""
-    if obj.get("apiVersion") != "resource.k8s.io/v1beta1":
+    """An object of an older resource.k8s.io version in its v1 form, as the API server converts
+    it before validating (see kubectl_dra.convert); the decision then names v1 paths, as
+    upstream's errors do."""
+    from ..convert import needs_conversion, to_v1
+
+    if not needs_conversion(obj):
         return obj
-    kind = obj.get("kind")
-    out = copy.deepcopy(obj)
-    spec = out.get("spec") if isinstance(out.get("spec"), dict) else {}
-    if kind == "ResourceClaimTemplate":
-        spec = spec.get("spec") if isinstance(spec.get("spec"), dict) else {}
-    if kind in ("ResourceClaim", "ResourceClaimTemplate"):
-        devices = spec.get("devices") if isinstance(spec.get("devices"), dict) else {}
-        for request in devices.get("requests") or []:
-            if not isinstance(request, dict) or request.get("firstAvailable"):
-                continue
-            exactly = {k: request.pop(k) for k in _V1BETA1_EXACT_FIELDS if k in request}
-            if exactly:
-                request["exactly"] = exactly
-    elif kind == "ResourceSlice":
-        for device in spec.get("devices") or []:
-            if isinstance(device, dict) and isinstance(device.get("basic"), dict):
-                device.update(device.pop("basic"))
-    else:
-        return obj
-    out["apiVersion"] = "resource.k8s.io/v1"
     if not quiet:
         name = (obj.get("metadata") or {}).get("name", "?") if isinstance(obj.get("metadata"), dict) else "?"
-        warn(f"{kind}/{name}: converted from resource.k8s.io/v1beta1 to v1 for validation; "
-             "the decision names v1 fields")
-    return out
+        warn(f"{obj.get('kind')}/{name}: converted from {obj.get('apiVersion')} to resource.k8s.io/v1 for "
+             "validation; the decision names v1 fields")
+    return to_v1(obj)
 
 
 def _identity(obj: dict, default_ns: str) -> tuple[str, str, str]:
