@@ -71,6 +71,19 @@ def quantity(value: Any) -> Quantity:
     return Quantity.from_fraction(Fraction(number), fmt or DECIMAL_SI)
 
 
+def percent(part: Fraction, whole: Fraction) -> int:
+    """``part`` of ``whole`` as a whole percentage rounded half up, as people round (1 of 6 is
+    17 %), but never 0 % for some nor 100 % for not all: a row must not read empty or full
+    when it is not."""
+    exact = part * 100 / whole
+    rounded = int(exact + Fraction(1, 2))
+    if part > 0 and rounded == 0:
+        return 1
+    if part < whole and rounded >= 100:
+        return 99
+    return rounded
+
+
 @dataclass
 class Amount:
     """Consumed and total of one counter or capacity (exact numbers, printed as quantities)."""
@@ -98,12 +111,10 @@ class Amount:
         return self._q(self.total)
 
     def percent(self) -> int | None:
-        """Consumed as a whole percentage of total (None when total is zero)."""
+        """Consumed as a whole percentage of total (None when total is zero), see :func:`percent`."""
         if not self.total:
             return None
-        if isinstance(self.consumed, int) and isinstance(self.total, int):
-            return self.consumed * 100 // self.total
-        return int(Fraction(self.consumed) * 100 / Fraction(self.total))
+        return percent(Fraction(self.consumed), Fraction(self.total))
 
     def to_dict(self) -> Obj:
         return {"consumed": str(self.consumed_quantity), "total": str(self.total_quantity)}
@@ -148,6 +159,10 @@ class Tally:
 
     def utilization(self) -> float:
         return self.allocated / self.devices if self.devices else 0.0
+
+    def percent(self) -> int:
+        """Allocated devices as a whole percentage (:func:`percent`); 0 without devices."""
+        return percent(Fraction(self.allocated), Fraction(self.devices)) if self.devices else 0
 
     def to_dict(self) -> Obj:
         return {

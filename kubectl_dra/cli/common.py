@@ -72,6 +72,9 @@ def resolve_gates(feature_gates: str | None, kubernetes_version: str | None) -> 
     is a :class:`FeatureGateError` that names the flag (exit status 2)."""
     from ..gates import DRA_GATES, FeatureGates
 
+    if kubernetes_version is not None and not kubernetes_version.strip():
+        raise FeatureGateError("--kubernetes-version: empty value: give a release such as 1.35, or leave the flag "
+                               "out for this release's defaults")
     try:
         gates = FeatureGates.for_version(kubernetes_version) if kubernetes_version else FeatureGates.default()
     except FeatureGateError as exc:

@@ -63,7 +63,7 @@ def _amounts(amounts: dict[str, Any]) -> str:
 
 
 def _device_cells(tally: Any) -> list[str]:
-    pct = f" ({int(tally.utilization() * 100)}%)" if tally.devices else ""
+    pct = f" ({tally.percent()}%)" if tally.devices else ""
     return [str(tally.devices), f"{tally.allocated}{pct}", str(tally.free)]
 
 
@@ -132,8 +132,11 @@ def usage(by: str, sort: str, nodes: tuple[str, ...], feature_gates: str | None,
 
 
 def _require_known_nodes(state: ClusterState, nodes: Sequence[str]) -> None:
-    """--node names a Node of the cluster (or a node some ResourceSlice is published for)."""
-    known = {(n.get("metadata") or {}).get("name") for n in state.nodes}
+    """--node names a Node of the cluster, a node some ResourceSlice is published for, or a
+    NODE column the table shows for pools of many nodes (``<all-nodes>``, ``<node-selector>``)."""
+    from ..usage import ALL_NODES, SELECTED_NODES
+
+    known = {(n.get("metadata") or {}).get("name") for n in state.nodes} | {ALL_NODES, SELECTED_NODES}
     known |= {(s.get("spec") or {}).get("nodeName") for s in state.resource_slices}
     for name in nodes:
         if name not in known:
