@@ -58,6 +58,17 @@ def test_runtime_cost_limit_is_upstreams_actual_cost():
     assert compile_expression(f"{a}.a.all(x, {a}.b.all(y, {a}.c.all(z, true)))").matches(dev)
 
 
+def test_engine_budget_is_reported_as_the_engines_limit():
+    # what we do instead: an error that names the engine's budget, not upstream's cost limit
+    attrs = {k: {"ints": list(range(48))} for k in "abc"}
+    dev = make_device_input("d.example.com", {"name": "d", "attributes": attrs})
+    a = 'device.attributes["d.example.com"]'
+    with pytest.raises(CELRuntimeError) as err:
+        compile_expression(f"{a}.a.all(x, {a}.b.all(y, {a}.c.all(z, true)))").matches(dev)
+    assert "budget of 10,000 comprehension iterations" in str(err.value)
+    assert "Kubernetes" in str(err.value)
+
+
 def test_mixed_literals_rejected_like_upstream():
     result = check_expression('[1, "a"].size() == 2')
     assert result.reason == "Invalid"

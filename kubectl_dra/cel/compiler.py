@@ -142,7 +142,25 @@ class CompiledExpression:
         try:
             return self._program.eval(device.activation())
         except RuntimeError as err:  # e.g. cel-cpp's iteration budget
-            raise CELRuntimeError(messages.runtime_error_text(str(err))) from None
+            raise self._runtime_error(str(err)) from None
+
+    def _runtime_error(self, raw: Any) -> CELRuntimeError:
+        """The CELRuntimeError for an engine error text.
+
+        Runtime cost: cel-cpp cannot count upstream's actual cost; its only bound is a
+        fixed budget of 10,000 comprehension iterations per evaluation (cel-expr-python
+        cannot change it). An expression whose estimated cost is within the limit can
+        never exceed upstream's actual-cost limit, so tripping the budget then is the
+        engine's limit, not upstream's, and the error says so instead of claiming
+        upstream's "actual cost limit exceeded".
+        """
+        text = str(raw)
+        if "Iteration budget exceeded" in text and self.cost <= MAX_COST:
+            return CELRuntimeError(
+                f"evaluation stopped by the CEL engine's budget of {limits.ENGINE_ITERATION_BUDGET:,} "
+                "comprehension iterations; Kubernetes (estimated cost "
+                f"{self.cost:,} <= {MAX_COST:,}) would evaluate this expression")
+        return CELRuntimeError(messages.runtime_error_text(text))
 
     def matches(self, device: DeviceInput) -> bool:
         """Evaluate as a selector: True/False, or CELRuntimeError (upstream text)."""
@@ -156,7 +174,7 @@ class CompiledExpression:
                 return raw
             type_name = value.type().name()
             if type_name == "ERROR":
-                raise CELRuntimeError(messages.runtime_error_text(raw))
+                raise self._runtime_error(raw)
         go_type = messages.value_type_text(type_name)
         raise CELRuntimeError(
             f"CEL result of type {go_type} could not be converted to bool: "
@@ -167,7 +185,7 @@ class CompiledExpression:
         value = self._eval(device)
         try:
             if value.type().name() == "ERROR":
-                raise CELRuntimeError(messages.runtime_error_text(value.value()))
+                raise self._runtime_error(value.value())
             plain = value.plain_value()
         except TypeError:  # the binding cannot convert optional values
             raise CELRuntimeError(

@@ -23,5 +23,9 @@ MAX_ATTRIBUTE_VALUES = 48         # ResourceSliceMaxAttributeValuesPerDevice
 #: ``includes()`` scans at most this many list items (ResourceSliceMaxAttributeValuesPerDevice)
 INCLUDES_MAX_ITEMS = MAX_ATTRIBUTE_VALUES
 
+#: cel-cpp's fixed comprehension-iteration budget per evaluation (not configurable from
+#: cel-expr-python); the runtime bound used in place of upstream's actual-cost accounting
+ENGINE_ITERATION_BUDGET = 10_000
+
 #: bounded memo sizes of the pure caches in this package (expression text -> program, ...)
 COMPILE_CACHE_SIZE = 1024
