@@ -23,6 +23,13 @@ BUDGET = 5.0  # seconds for the count, after loading
 TEMPLATE = "any-gpu"
 
 
+def one_device_template() -> dict[str, Any]:
+    """A ResourceClaimTemplate asking for one device of the benchmark class, no request selector."""
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": TEMPLATE, "namespace": synthetic.NAMESPACE},
+            "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": synthetic.CLASS}}]}}}}
+
+
 def _setup(nodes: int, devices: int) -> tuple[Any, Any, Any, list[Any]]:
     from kubectl_dra.gates import FeatureGates
     from kubectl_dra.preview import candidate_nodes, resolve_targets
@@ -30,7 +37,7 @@ def _setup(nodes: int, devices: int) -> tuple[Any, Any, Any, list[Any]]:
 
     state = ClusterState()
     state.extend(synthetic.cluster(nodes, devices, in_use=0.0, partitionable=True))
-    state.extend([synthetic.template(TEMPLATE, selector="true")])
+    state.extend([one_device_template()])
     gates = FeatureGates.default()
     plan = resolve_targets(state, [f"template/{synthetic.NAMESPACE}/{TEMPLATE}"], gates=gates)
     return state, gates, plan, candidate_nodes(state)

@@ -8,6 +8,9 @@ the shared counters they consume), exactly as the scheduler sees them after bind
 the nodes that see a pool the replica used are evaluated again: for node-local devices that
 is the one node, so a replica costs one allocation, not a pass over the cluster.
 
+Replica ``i``'s copy of a per-replica claim ``NAME`` is named ``NAME-fit-i`` (in explain's
+words about devices held, and in :func:`final_state`).
+
 Placement: by default each replica goes where the preview ranks best (prioritized-list
 score, then node name); with ``spread`` the nodes take turns, in that ranking's order.
 """
@@ -160,11 +163,6 @@ def fit_plan(plan: PreviewPlan, stored: frozenset[tuple[str, str]]) -> PreviewPl
     return PreviewPlan(claims=claims, extended=list(plan.extended), pods=list(plan.pods))
 
 
-def replica_claim_name(claim: PreviewClaim, index: int) -> str:
-    """The name replica ``index`` (from 1) stores a per-replica claim under."""
-    return f"{claim.name}-fit-{index}"
-
-
 def stored_claim(claim: PreviewClaim, name: str, allocation: Obj) -> Obj:
     """The ResourceClaim as it would be stored once allocated (for explain on the final state)."""
     obj = {key: value for key, value in claim.claim.items() if key != "status"}
@@ -197,12 +195,22 @@ class _Fitter:
         self.outcomes: dict[str, NodeOutcome] = {}
         self.replicas: list[Replica] = []
         self.pool_counts: dict[PoolID, PoolCount] = {}
+        #: id(plan claim) -> (the claim, what commit needs to know of it); lives as long as the count
+        self._claims: dict[int, tuple[PreviewClaim, bool, bool, str, str]] = {}
 
     def evaluate(self, name: str) -> NodeOutcome:
         """The preview's outcome for one node in the current state."""
         outcome = evaluate_node(self.allocator, self.plan, self.nodes[name], explain_failures=False)
         self.outcomes[name] = outcome
         return outcome
+
+    def _about(self, claim: PreviewClaim) -> tuple[bool, bool, str, str]:
+        """(to be allocated, one per replica, namespace, name) of a plan claim, worked out once."""
+        entry = self._claims.get(id(claim))
+        if entry is None or entry[0] is not claim:
+            entry = self._claims[id(claim)] = (claim, claim.allocation is None, per_replica(claim),
+                                               claim.namespace, claim.name)
+        return entry[1:]
 
     def commit(self, outcome: NodeOutcome) -> set[str]:
         """Place one replica where ``outcome`` says; returns the nodes whose answer may change."""
@@ -212,15 +220,17 @@ class _Fitter:
         allocations = []
         newly_shared: list[PreviewClaim] = []
         for claim, allocation in outcome.allocations:
-            if claim.allocation is not None:
+            fresh, own, namespace, name = self._about(claim)
+            if not fresh:
                 continue  # allocated before: shared by the replicas, nothing new is taken
-            name = replica_claim_name(claim, index) if per_replica(claim) else claim.name
-            overlay.add_allocation(f"{claim.namespace}/{name}", allocation, self.consumable)
+            if own:
+                name = f"{name}-fit-{index}"
+            overlay.add_allocation(f"{namespace}/{name}", allocation, self.consumable)
             for result in (allocation.get("devices") or {}).get("results") or ():
                 pool = (str(result.get("driver") or ""), str(result.get("pool") or ""))
                 touched[pool] = touched.get(pool, 0) + 1
             allocations.append((name, claim, allocation))
-            if not per_replica(claim):
+            if not own:
                 newly_shared.append(claim)
         self.replicas.append(Replica(index, outcome.node, outcome.score, allocations))
         serial = self.allocator.index.serial
