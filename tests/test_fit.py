@@ -32,35 +32,53 @@ Obj = dict[str, Any]
 CAP = 60
 
 
-def _per_replica(claim: Any) -> bool:
-    """The issue's rule: each replica has its own claims, except claims a pod (or group) names."""
+def _per_replica(claim: Any, pod_target: bool) -> bool:
+    """The issue's rule, restated: each replica has its own copies of the claims named as
+    targets and of claims from templates; claims a pod names (or that exist for it) are
+    shared, and so are its PodGroup's claims (they serve every pod of the group)."""
     origin = str(claim.origin or "")
-    return claim.generated or not (origin.startswith("pod/") or origin.startswith("podgroup/"))
+    if origin.startswith("podgroup/"):
+        return claim.generated and not pod_target
+    if origin.startswith("pod/"):
+        return claim.generated
+    return True
 
 
-def _write_back(state: ClusterState, outcome: Any, index: int) -> ClusterState:
-    """The state after binding one replica: its new claims stored as allocated."""
+def _write_back(state: ClusterState, outcome: Any, index: int, pod_target: bool) -> ClusterState:
+    """The state after binding one replica: its new claims stored as allocated (a shared claim
+    generated for a PodGroup also recorded in the group's status, as the controller does)."""
     claims = list(state.resource_claims)
+    groups = list(state.pod_groups)
     for claim, allocation in outcome.allocations:
         if claim.allocation is not None:
             continue
         obj = copy.deepcopy(claim.claim)
-        if _per_replica(claim):
+        obj.pop("status", None)
+        if _per_replica(claim, pod_target):
             obj["metadata"]["name"] = f"{claim.name}-fit-{index}"
         else:
             claims = [c for c in claims if (c["metadata"].get("namespace"), c["metadata"]["name"]) != claim.key]
+            if claim.generated and claim.origin.startswith("podgroup/"):
+                _, ns, group = claim.origin.split(" ")[0].split("/")
+                entry = claim.name[len(group) + 1:-len("-preview")]
+                groups = [copy.deepcopy(g) for g in groups]
+                for g in groups:
+                    if (g["metadata"].get("namespace"), g["metadata"]["name"]) == (ns, group):
+                        g.setdefault("status", {}).setdefault("resourceClaimStatuses", []).append(
+                            {"name": entry, "resourceClaimName": claim.name})
         obj["metadata"]["namespace"] = claim.namespace
         obj["status"] = {"allocation": allocation}
         claims.append(obj)
-    return dataclasses.replace(state, resource_claims=claims, warnings=[])
+    return dataclasses.replace(state, resource_claims=claims, pod_groups=groups, warnings=[])
 
 
 def successive_previews(state: ClusterState, gates: Any, targets: list[str], objects: list[tuple[Obj, str]],
                         namespace: str, placement: str = RANKED) -> tuple[list[str], ClusterState]:
     """The nodes successive previews place replicas on, and the state after the last one."""
     placed: list[str] = []
-    order = [o.node for o in run_preview(state, resolve_targets(state, targets, objects, namespace, gates), gates,
-                                         candidate_nodes(state)).nodes]
+    first = resolve_targets(state, targets, objects, namespace, gates)
+    pod_target = bool(first.pods)
+    order = [o.node for o in run_preview(state, first, gates, candidate_nodes(state)).nodes]
     alive = list(order)
     while len(placed) < CAP and alive:
         if placement == SPREAD:
@@ -70,7 +88,7 @@ def successive_previews(state: ClusterState, gates: Any, targets: list[str], obj
                 outcome = run_preview(state, plan, gates, candidate_nodes(state, [name])).nodes[0]
                 if outcome.allocated and len(placed) < CAP:
                     placed.append(name)
-                    state = _write_back(state, outcome, len(placed))
+                    state = _write_back(state, outcome, len(placed), pod_target)
                     still.append(name)
             alive = still
             continue
@@ -79,7 +97,7 @@ def successive_previews(state: ClusterState, gates: Any, targets: list[str], obj
         if not fitting:
             break
         placed.append(fitting[0].node)
-        state = _write_back(state, fitting[0], len(placed))
+        state = _write_back(state, fitting[0], len(placed), pod_target)
     return placed, state
 
 
@@ -322,7 +340,7 @@ def test_results_do_not_depend_on_what_ran_before(demo_state: ClusterState) -> N
 
 
 def test_stored_allocated_claim_as_target_keeps_its_devices(demo_state: ClusterState) -> None:
-    """``fit claim/X`` for an allocated X counts more copies; X keeps what it holds."""
+    """``fit claim/X`` for an allocated X counts new copies of X; X keeps what it holds."""
     gates = FeatureGates.default()
     plan = resolve_targets(demo_state, ["claim/trainer-a-gpu"], [], "ml-team", gates)
     nodes = candidate_nodes(demo_state)
@@ -330,6 +348,56 @@ def test_stored_allocated_claim_as_target_keeps_its_devices(demo_state: ClusterS
     held = {(r["driver"], r["pool"], r["device"]) for r in next(
         c for c in demo_state.resource_claims if c["metadata"]["name"] == "trainer-a-gpu")["status"]["allocation"]
         ["devices"]["results"]}
-    taken = {(r["driver"], r["pool"], r["device"]) for rep in result.replicas for _, _, a in rep.allocations
-             for r in a["devices"]["results"]}
-    assert result.count > 0 and not held & taken
+    taken = [(r["driver"], r["pool"], r["device"]) for rep in result.replicas for _, _, a in rep.allocations
+             for r in a["devices"]["results"]]
+    assert len(taken) == result.count > 1 and len(set(taken)) == len(taken) and not held & set(taken)
+    # the same count as a fresh copy of the claim from a file
+    copy_ = copy.deepcopy(next(c for c in demo_state.resource_claims if c["metadata"]["name"] == "trainer-a-gpu"))
+    copy_["metadata"]["name"] = "another"
+    from_file = resolve_targets(demo_state, [], [(copy_, "f")], "ml-team", gates)
+    assert count_fit(demo_state, from_file, gates, nodes).count == result.count
+
+
+@pytest.mark.parametrize("target,gates_text", [
+    ("pod/trainer-b", ""),
+    ("pod/allreduce-0", "DRAWorkloadResourceClaims=true"),
+    ("podgroup/allreduce", "DRAWorkloadResourceClaims=true"),
+    ("template/gpu-with-nic", ""),
+])
+def test_pod_and_group_targets_match_successive_previews(demo_state: ClusterState, target: str,
+                                                         gates_text: str) -> None:
+    from kubectl_dra.cli.common import resolve_gates
+
+    gates = resolve_gates(gates_text or None, None)
+    result = check(demo_state, gates, [target], [], "ml-team")
+    assert result.count > 0
+    if target == "pod/allreduce-0":  # the group's fabric share is allocated once, with the first replica
+        fabric = [a for rep in result.replicas for name, _, a in rep.allocations if name.startswith("allreduce-fabric")]
+        assert len(fabric) == 1
+
+
+def test_claim_a_pod_names_is_shared_by_replicas(demo_state: ClusterState) -> None:
+    """A pod naming an unallocated claim: the first replica allocates it, the others share it
+    (and so must go where its devices can be reached)."""
+    shared = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+              "metadata": {"name": "team-fabric", "namespace": "ml-team"},
+              "spec": {"devices": {"requests": [{"name": "link", "exactly": {
+                  "deviceClassName": "fabric.example.com", "capacity": {"requests": {"bandwidth": "100G"}}}}]}}}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "worker", "namespace": "ml-team"},
+           "spec": {"resourceClaims": [{"name": "fabric", "resourceClaimName": "team-fabric"},
+                                       {"name": "mig", "resourceClaimTemplateName": "one-mig"}],
+                    "containers": [{"name": "c", "image": "x"}]}}
+    template = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                "metadata": {"name": "one-mig", "namespace": "ml-team"},
+                "spec": {"spec": {"devices": {"requests": [{"name": "mig", "exactly": {
+                    "deviceClassName": "mig.example.com"}}]}}}}
+    state = dataclasses.replace(demo_state, resource_claims=[*demo_state.resource_claims, shared],
+                                resource_claim_templates=[*demo_state.resource_claim_templates, template],
+                                pods=[*demo_state.pods, pod], warnings=[])
+    from kubectl_dra.cli.common import resolve_gates
+
+    result = check(state, resolve_gates("DRADeviceCompatibilityGroups=true", None), ["pod/worker"], [], "ml-team")
+    assert result.count > 1
+    assert "cannot reach" in result.reasons["gpu-node-3"]  # not in zone-a: the shared link is out of reach
+    names = [name for rep in result.replicas for name, _, _ in rep.allocations]
+    assert names.count("team-fabric") == 1

@@ -138,14 +138,21 @@ class FitResult:
                 for replica in self.replicas for name, claim, allocation in replica.allocations]
 
 
-def per_replica(claim: PreviewClaim) -> bool:
-    """Whether every replica needs its own copy of the claim: claims generated from templates
-    or named as targets do; a claim a pod or PodGroup names (resourceClaimName) is shared by
-    every replica, and an allocated one stays as it is."""
-    if claim.allocation is not None:
-        return False
+def per_replica(claim: PreviewClaim, pod_target: bool) -> bool:
+    """Whether every replica needs its own copy of the claim.
+
+    A claim named as a target or given in a file: yes, each replica is a copy (an allocated
+    one included: the copies are new claims). A pod's claim from a template: yes; a claim
+    the pod names (resourceClaimName), or that already exists for it: no, every replica
+    shares it. A PodGroup's claims serve every pod of the group, so replicas of a pod share
+    them; replicas of the group itself get their own from templates.
+    """
     origin = str(claim.origin or "")
-    return claim.generated or not (origin.startswith("pod/") or origin.startswith("podgroup/"))
+    if origin.startswith("podgroup/"):
+        return claim.generated and not pod_target
+    if origin.startswith("pod/"):
+        return claim.generated
+    return True
 
 
 def fit_plan(plan: PreviewPlan, stored: frozenset[tuple[str, str]]) -> PreviewPlan:
@@ -153,7 +160,7 @@ def fit_plan(plan: PreviewPlan, stored: frozenset[tuple[str, str]]) -> PreviewPl
     ``NAME-fit`` when a stored claim has their name (so that it keeps its devices)."""
     claims = []
     for claim in plan.claims:
-        if per_replica(claim) and (claim.claim.get("status") or claim.key in stored):
+        if per_replica(claim, bool(plan.pods)) and (claim.claim.get("status") or claim.key in stored):
             obj = copy.deepcopy(claim.claim)
             obj.pop("status", None)
             if claim.key in stored:
@@ -208,7 +215,8 @@ class _Fitter:
         """(to be allocated, one per replica, namespace, name) of a plan claim, worked out once."""
         entry = self._claims.get(id(claim))
         if entry is None or entry[0] is not claim:
-            entry = self._claims[id(claim)] = (claim, claim.allocation is None, per_replica(claim),
+            entry = self._claims[id(claim)] = (claim, claim.allocation is None,
+                                               per_replica(claim, bool(self.plan.pods)),
                                                claim.namespace, claim.name)
         return entry[1:]
 
