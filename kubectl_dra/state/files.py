@@ -22,6 +22,7 @@ _SUFFIXES = (".yaml", ".yml", ".json")
 _FREEZE_AT = 1000
 #: largest file (or stdin) read: bigger inputs are refused before they are read into memory
 MAX_INPUT_BYTES = 512 * 1024 * 1024
+_CHUNK = 16 * 1024 * 1024
 
 
 class _DuplicateKey(Exception):
@@ -165,17 +166,28 @@ def _read(path: str) -> str:
         buffer = getattr(sys.stdin, "buffer", None)
         if buffer is None:  # a text-only stand-in (tests)
             return sys.stdin.read()
-        data = buffer.read(MAX_INPUT_BYTES + 1)
-        _check_size(len(data), "<stdin>")
-        return _decode(data, "<stdin>")
+        return _decode(_read_bounded(buffer, "<stdin>"), "<stdin>")
     try:
         with open(path, "rb") as stream:
             _check_size(os.fstat(stream.fileno()).st_size, path)
-            data = stream.read(MAX_INPUT_BYTES + 1)
+            data = _read_bounded(stream, path)
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    _check_size(len(data), path)
     return _decode(data, path)
+
+
+def _read_bounded(stream: Any, origin: str) -> bytes:
+    """All of ``stream``, in chunks, stopping with an error past :data:`MAX_INPUT_BYTES` (a pipe or
+    a growing file has no size to check first)."""
+    chunks: list[bytes] = []
+    total = 0
+    while True:
+        chunk = stream.read(_CHUNK)
+        if not chunk:
+            return b"".join(chunks)
+        total += len(chunk)
+        _check_size(total, origin)
+        chunks.append(chunk)
 
 
 def _check_size(size: int, origin: str) -> None:
