@@ -27,7 +27,8 @@ class ScriptedAllocator:
         self.script = script
         self.calls: list[tuple[str, list[str]]] = []
 
-    def allocate(self, node: dict, claims: list[dict], tracer: Any = None) -> AllocationOutcome:
+    def allocate(self, node: dict, claims: list[dict], tracer: Any = None,
+                 deadline: float | None = None) -> AllocationOutcome:
         name = node["metadata"]["name"]
         self.calls.append((name, [c["metadata"]["name"] for c in claims]))
         answer = self.script[name]
@@ -42,13 +43,15 @@ def test_ranking_and_document_shape() -> None:
     state = state_of(claim("a"), node("n1"), node("n2"), node("n3"), node("n4"), node("n5"))
     plan = resolve_targets(state, ["a"])
     alloc = ScriptedAllocator({"n1": ("ok", 0), "n2": "no", "n3": ("ok", 5), "n4": "error", "n5": ("ok", 5)})
-    result = run_preview(state, plan, Gates(B=True, A=False), candidate_nodes(state), allocator=alloc,
+    gates = Gates(DRAPrioritizedList=False, DRAAdminAccess=True)
+    result = run_preview(state, plan, gates, candidate_nodes(state), allocator=alloc,
                          explain_failures=False)
     assert [n.node for n in result.nodes] == ["n3", "n5", "n1", "n2", "n4"]
     doc = preview_document(result)
     assert list(doc) == ["apiVersion", "kind", "featureGates", "claims", "nodes"]
     assert doc["apiVersion"] == "kubectl-dra/v1" and doc["kind"] == "Preview"
-    assert doc["featureGates"] == {"A": False, "B": True}
+    assert doc["featureGates"] == gates.as_dict()
+    assert doc["featureGates"]["DRAPrioritizedList"] is False and doc["featureGates"]["DRAAdminAccess"] is True
     assert doc["claims"] == [{"namespace": "default", "name": "a"}]
     assert doc["nodes"][0] == {
         "node": "n3", "status": "Allocated", "score": 5,

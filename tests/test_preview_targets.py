@@ -7,20 +7,16 @@ from typing import Any
 import pytest
 
 from kubectl_dra.errors import InputError, NotFoundError, UsageError
+from kubectl_dra.gates import FeatureGates
 from kubectl_dra.preview.targets import (
     EXTENDED_CLAIM_ANNOTATION, extended_requests, parse_target, resolve_targets,
 )
 from kubectl_dra.state import ClusterState
 
 
-class Gates:
-    """A minimal gate set (the real one lives in kubectl_dra.gates)."""
-
-    def __init__(self, **values: bool) -> None:
-        self.values = values
-
-    def as_dict(self) -> dict[str, bool]:
-        return dict(self.values)
+def Gates(**values: bool) -> FeatureGates:  # noqa: N802 - reads like the gate set it builds
+    """The default gate set with ``values`` set on top."""
+    return FeatureGates.default().with_overrides(values)
 
 
 ON = Gates(DRAExtendedResource=True, DRAWorkloadResourceClaims=True)

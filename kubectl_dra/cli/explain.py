@@ -322,7 +322,8 @@ def _run(targets: Sequence[str], filenames: Sequence[str], nodes: Sequence[str],
     file_objects = [(obj, "<stdin>" if path == "-" else path) for path in filenames for obj in load_documents([path])]
     state = load_cluster(state_paths, kubeconfig, kube_context, request_timeout)
     ns = default_namespace(namespace, state_paths, kubeconfig, kube_context)
-    plan = resolve_targets(state, targets, file_objects, namespace=ns, gates=gates)
+    plan = resolve_targets(state, targets, file_objects, namespace=ns, gates=gates,
+                           explicit_namespace=namespace is not None, warn=warn)
     label = " ".join([*targets, *(f"-f {f}" for f in filenames)])
     text, code = render_explanation(state, gates, plan, nodes=list(nodes) or None, output=output,
                                     no_headers=no_headers, target=label, limit=limit, timeout=timeout)

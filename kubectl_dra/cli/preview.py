@@ -82,7 +82,8 @@ def _run(targets: Sequence[str], filenames: Sequence[str], nodes: Sequence[str],
     file_objects = [(obj, _origin(path)) for path in filenames for obj in load_documents([path])]
     state = load_cluster(state_paths, kubeconfig, kube_context, request_timeout)
     ns = default_namespace(namespace, state_paths, kubeconfig, kube_context)
-    plan = resolve_targets(state, targets, file_objects, namespace=ns, gates=gates)
+    plan = resolve_targets(state, targets, file_objects, namespace=ns, gates=gates,
+                           explicit_namespace=namespace is not None, warn=warn)
     candidates = candidate_nodes(state, nodes, warn=warn)
     if not candidates:
         raise UsageError("the cluster state has no nodes to preview on (no Node objects and no node-local slices); "

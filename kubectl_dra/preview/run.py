@@ -9,6 +9,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from ..limits import FILTER_TIMEOUT, TIMED_OUT
 from ..errors import DraError, NotFoundError
+from ..gates import BASE_GATE
 from ..state import ClusterState
 from .nodes import node_name, slice_node_names
 from .targets import PreviewClaim, PreviewPlan
@@ -21,6 +22,9 @@ ERROR = "Error"
 
 #: the scheduler's message when the DRA plugin finds no allocation on a node
 CANNOT_ALLOCATE = "cannot allocate all claims"
+#: why nothing is allocated anywhere when the base gate is off
+DRA_DISABLED = (f"feature gate {BASE_GATE} is disabled: the scheduler allocates no devices and the API server "
+                "serves no ResourceClaims")
 
 
 @dataclass
@@ -175,6 +179,10 @@ def run_preview(state: ClusterState, plan: PreviewPlan, gates: Any, nodes: Seque
     as errors with the scheduler's words.
     """
     deadline = time.monotonic() + timeout if timeout else None
+    if gates is not None and not gates.enabled(BASE_GATE):
+        # no DRA: the scheduler's DynamicResources plugin is off and allocates nothing
+        return PreviewResult(plan=plan, gates=gates, nodes=rank(
+            NodeOutcome(node_name(n), UNSCHEDULABLE, reasons=[DRA_DISABLED]) for n in nodes))
     if allocator is None:
         from ..allocation import Allocator
 

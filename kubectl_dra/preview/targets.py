@@ -16,7 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from ..errors import DraError, InputError, NotFoundError, UsageError
+from ..convert import to_v1
+from ..errors import DraError, InputError, NotFoundError, UsageError, ValidationFailed
 from ..model.jsoncopy import copy_json
 from ..state import ClusterState
 from ..state.snapshot import KIND_ALIASES, object_key
@@ -315,8 +316,12 @@ class Resolver:
         self.plan.add(PreviewClaim(claim, origin=f"template/{name}", generated=True))
 
     def add_pod_group(self, group: Obj) -> None:
-        """All claims of a PodGroup's ``spec.resourceClaims``."""
+        """All claims of a PodGroup's ``spec.resourceClaims`` (a field of DRAWorkloadResourceClaims)."""
         entries = (group.get("spec") or {}).get("resourceClaims") or []
+        if entries and not _gate(self.gates, "DRAWorkloadResourceClaims"):
+            raise UsageError(f"PodGroup {'/'.join(object_key(group))}: spec.resourceClaims needs the feature gate "
+                             "DRAWorkloadResourceClaims, which is disabled; the API server drops the field and the "
+                             "scheduler allocates none of these claims")
         if not entries:
             raise UsageError(f"PodGroup {'/'.join(object_key(group))} has no spec.resourceClaims to preview")
         for entry in entries:
@@ -532,13 +537,71 @@ def _container_request(index: int, container: Obj, resource: str, cls: str,
     }
 
 
-def _with_namespace(obj: Obj, namespace: str) -> Obj:
-    """A copy of a file object with ``metadata.namespace`` defaulted."""
+def _with_namespace(obj: Obj, namespace: str, origin: str = "", explicit: bool = False) -> Obj:
+    """A copy of a file object with ``metadata.namespace`` defaulted; with ``explicit`` (``-n``
+    given) another namespace is an error, as kubectl reports it."""
     obj = copy_json(obj)
     meta = obj.setdefault("metadata", {})
+    if isinstance(meta, dict) and explicit and meta.get("namespace") and meta["namespace"] != namespace:
+        raise UsageError(f"{origin}: the namespace from the provided object {meta['namespace']!r} does not match "
+                         f"the namespace {namespace!r}; pass --namespace={meta['namespace']} or leave -n out")
     if isinstance(meta, dict) and not meta.get("namespace"):
         meta["namespace"] = namespace
     return obj
+
+
+#: kinds a ``-f`` file may hold for a preview: admitted as a create before they are previewed
+ADMITTED_KINDS = ("ResourceClaim", "ResourceClaimTemplate", "Pod", "PodGroup")
+
+
+def admit_file_objects(pairs: list[tuple[Obj, str]], state: ClusterState, gates: Any,
+                       warn: Callable[[str], None] | None = None) -> list[tuple[Obj, str]]:
+    """File objects as the API server would store them on create (older resource.k8s.io
+    versions converted to v1, defaults set, fields of disabled gates dropped), through the
+    same admission as ``validate`` and the webhook.
+
+    Raises :class:`ValidationFailed` (exit 1) naming every field error of every object the
+    API server would reject, instead of previewing what could never exist. Admin access is
+    authorized from the namespace's labels when the state holds the Namespace; otherwise it
+    cannot be decided offline and is let through, with a ``warn``-ing.
+    """
+    if gates is None:
+        return pairs
+    from ..validation.admission import ADMIN_ACCESS_LABEL, review
+
+    known = {object_key(ns)[1] for ns in state.namespaces}
+
+    def labels(namespace: str) -> dict[str, str]:
+        if namespace in known:
+            return dict(state.namespace_labels(namespace))
+        if warn is not None:
+            warn(f"namespace {namespace!r} is not in the cluster state: admin access of the objects from "
+                 "files is not checked against its labels")
+        return {ADMIN_ACCESS_LABEL: "true"}
+
+    admitted: list[tuple[Obj, str]] = []
+    problems: list[str] = []
+    for obj, origin in pairs:
+        obj = to_v1(obj)
+        if obj.get("kind") not in ADMITTED_KINDS:
+            admitted.append((obj, origin))
+            continue
+        decision = review(obj, operation="CREATE", gates=gates, namespace_labels=labels)
+        if not decision.allowed:
+            ref = f"{decision.kind} {decision.namespace}/{decision.name}" if decision.namespace else \
+                f"{decision.kind} {decision.name}"
+            problems.extend(f"{origin}: {ref}: {_one_line(str(e))}" for e in decision.errors)
+            continue
+        admitted.append((decision.object, origin))
+    if problems:
+        raise ValidationFailed("the API server would reject these objects on create (kubectl dra validate -f "
+                               "shows the full decision):\n  " + "\n  ".join(problems))
+    return admitted
+
+
+def _one_line(text: str) -> str:
+    """A field error on one line (a CEL error's source excerpt and caret lines dropped)."""
+    return "; ".join(line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith("|"))
 
 
 def _referenced(objects: list[Obj]) -> set[tuple[str, str, str]]:
@@ -561,15 +624,21 @@ def _referenced(objects: list[Obj]) -> set[tuple[str, str, str]]:
 
 
 def resolve_targets(state: ClusterState, targets: Iterable[str], objects: Iterable[tuple[Obj, str]] = (),
-                    namespace: str = "default", gates: Any = None) -> PreviewPlan:
+                    namespace: str = "default", gates: Any = None, explicit_namespace: bool = False,
+                    warn: Callable[[str], None] | None = None) -> PreviewPlan:
     """The :class:`PreviewPlan` for ``(object, origin)`` pairs from files, then command-line ``targets``.
+
+    Objects from files are new objects: each is admitted as the API server creates it
+    (:func:`admit_file_objects`) before it is previewed. With ``explicit_namespace`` (``-n``
+    given), a file object in another namespace is an error, as kubectl makes it.
 
     Claims, templates and PodGroups in the files that pods (or PodGroups) in the files refer
     to are not previewed on their own: they serve those pods. Raises :class:`UsageError` when
     there is nothing to preview or a target is malformed, and :class:`NotFoundError` when a
     named object is not in the state (nor in the files).
     """
-    pairs = [(_with_namespace(obj, namespace), origin) for obj, origin in objects]
+    pairs = [(_with_namespace(obj, namespace, origin, explicit_namespace), origin) for obj, origin in objects]
+    pairs = admit_file_objects(pairs, state, gates, warn)
     refs = _referenced([obj for obj, _ in pairs])
 
     def is_support(obj: Obj) -> bool:
