@@ -188,17 +188,12 @@ class _Fitter:
         self.allocator = _OverlayAllocator(allocator_state(state, self.plan), gates)
         self.consumable = self.allocator.features.consumable_capacity
         self.nodes = {node_name(n): n for n in nodes}
-        #: pool -> node names seeing it; (node, pool) -> that node's view of the pool
+        #: pool -> names of the nodes that see it
         self.seen_by: dict[PoolID, list[str]] = {}
-        self.views: dict[tuple[str, PoolID], list[Any]] = {}
         for name, node in self.nodes.items():
             pools, problems = self.allocator.pools_for(node)
-            for pool in [*pools, *problems]:
-                views = self.views.setdefault((name, pool.id), [])
-                if not views:
-                    self.seen_by.setdefault(pool.id, []).append(name)
-                if all(v is not pool for v in views):
-                    views.append(pool)
+            for pool_id in dict.fromkeys(p.id for p in (*pools, *problems)):
+                self.seen_by.setdefault(pool_id, []).append(name)
         self.outcomes: dict[str, NodeOutcome] = {}
         self.replicas: list[Replica] = []
         self.pool_counts: dict[PoolID, PoolCount] = {}
@@ -251,8 +246,10 @@ class _Fitter:
             count.devices += devices
             for name in self.seen_by.get(pool_id, ()):
                 dirty.add(name)
-                for view in self.views[(name, pool_id)]:
-                    overlay.forget_pool(serial, view)
+                pools, problems = self.allocator.pools_for(self.nodes[name])  # the views the search uses
+                for view in (*pools, *problems):
+                    if view.id == pool_id:
+                        overlay.forget_pool(serial, view)
         if newly_shared:
             self._share(newly_shared, {c.key: a for _, c, a in allocations})
             dirty.update(self.nodes)
