@@ -19,6 +19,8 @@ from .field import FieldError, Path, duplicate, forbidden, invalid, not_supporte
 if TYPE_CHECKING:  # pragma: no cover
     from ..gates import FeatureGates
 
+from ..cel import limits as cel_limits
+
 # Limits of resource.k8s.io/v1 (k8s.io/api resource/v1 types.go).
 DEVICE_REQUESTS_MAX = 32
 FIRST_AVAILABLE_MAX = 8
@@ -26,8 +28,8 @@ DEVICE_SELECTORS_MAX = 32
 DEVICE_CONSTRAINTS_MAX = 32
 DEVICE_CONFIG_MAX = 32
 DERIVED_ATTRIBUTES_MAX = 32
-CEL_EXPRESSION_MAX_LENGTH = 10 * 1024
-CEL_EXPRESSION_MAX_COST = 1_000_000
+CEL_EXPRESSION_MAX_LENGTH = cel_limits.MAX_LENGTH
+CEL_EXPRESSION_MAX_COST = cel_limits.MAX_COST
 #: Shared budget of all derived-attribute expressions of one claim. The upstream
 #: value is not in the sources we have; the per-expression limit is assumed.
 DERIVED_ATTRIBUTES_TOTAL_MAX_COST = 1_000_000
