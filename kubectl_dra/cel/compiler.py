@@ -334,6 +334,10 @@ def _literal_is_valid(function: str, value: Any) -> bool:
     return result.type().name() != "ERROR"
 
 
+#: functions whose constant arguments are checked at compile time
+_LITERAL_CHECKED = ("matches", "duration", "timestamp", "find")
+
+
 def _literal_checks(checked: Any, expression: str) -> None:
     """Upstream's checks of constant arguments: regex, duration and timestamp literals
     (cel-go AST validators) and constant find/findAll patterns (program creation)."""
@@ -379,8 +383,11 @@ def _check(expression: str, result: str, consumable_capacity: bool,
                 if new_line != old_line:
                     text = text.replace(new_line, old_line)
             raise CELCompileError("compilation failed: " + text) from None
-    _homogeneous_literals(checked, expression)
-    _literal_checks(checked, expression)
+    # each check walks the tree only when the text can contain what it looks for
+    if "[" in expression or "{" in expression:
+        _homogeneous_literals(checked, expression)
+    if any(name in expression for name in _LITERAL_CHECKED):
+        _literal_checks(checked, expression)
     if not list_type_attributes:
         _scalar_attribute_ranges(checked, expression)
     root_type = checked.type_map.get(checked.expr.id)
