@@ -13,6 +13,7 @@ from google.protobuf import any_pb2
 from kubectl_dra.cel import environment, limits, messages
 from kubectl_dra.cel._proto import checked_pb2
 from kubectl_dra.cel.device import DeviceInput
+from kubectl_dra.cel.format_check import check_format_calls
 from kubectl_dra.cel.library import regex_error_text
 from kubectl_dra.cel.respell import respell_exists_one
 from kubectl_dra.cel.rewrite import rewrite
@@ -388,6 +389,9 @@ def _check(expression: str, result: str, consumable_capacity: bool,
         _homogeneous_literals(checked, expression)
     if any(name in expression for name in _LITERAL_CHECKED):
         _literal_checks(checked, expression)
+    if ".format(" in expression:
+        check_format_calls(checked, _walk(checked.expr),
+                           lambda node_id, msg: _located_error(checked, expression, node_id, msg))
     if not list_type_attributes:
         _scalar_attribute_ranges(checked, expression)
     root_type = checked.type_map.get(checked.expr.id)

@@ -62,6 +62,26 @@ def compile_error_text(raw: str) -> str:
     return _NOT_IN_STRUCT.sub("", text)
 
 
+#: cel-cpp's string.format() errors -> cel-go's wording
+_FORMAT_ERRORS = tuple((re.compile(p), r) for p, r in (
+    (r'^unrecognized formatting clause "(.)"',
+     r'could not parse formatting clause: unrecognized formatting clause "\1"'),
+    (r"^binary clause can only be used on integers and bools, was given (.*)",
+     r"error during formatting: only integers and bools can be formatted as binary, was given \1"),
+    (r"^decimal clause can only be used on numbers, was given (.*)",
+     r"error during formatting: decimal clause can only be used on integers, was given \1"),
+    (r"^octal clause can only be used on integers, was given (.*)",
+     r"error during formatting: octal clause can only be used on integers, was given \1"),
+    (r"^hex clause can only be used on integers, byte buffers, and strings, was given (.*)",
+     r"error during formatting: only integers, byte buffers, and strings can be formatted as hex, "
+     r"was given \1"),
+    (r"^unexpected end of format string", "unexpected end of string"),
+    (r"^unable to find end of precision specifier",
+     "could not parse formatting clause: error while parsing precision: could not find end of "
+     "precision specifier"),
+))
+
+
 @lru_cache(maxsize=1024)
 def runtime_error_text(raw: str) -> str:
     """cel-cpp evaluation error → upstream's text (with the "no such key" hint)."""
@@ -72,6 +92,9 @@ def runtime_error_text(raw: str) -> str:
     m = _NO_OVERLOAD.search(text)
     if m:
         return f"no such overload: {m.group(1).replace('int64', 'int').replace('uint64', 'uint')}"
+    for pattern, replacement in _FORMAT_ERRORS:
+        if pattern.search(text):
+            return pattern.sub(replacement, text)
     for needle, replacement in _RUNTIME_TEXT:
         if needle in text:
             return replacement
