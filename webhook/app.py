@@ -48,7 +48,7 @@ class Settings:
     mode: str = "enforce"
     #: ``labels(namespace)``; raising makes the core deny admin access with the reason.
     namespace_labels: Callable[[str], Mapping[str, str]] | None = None
-    #: ``None`` when ready to serve, else the reason why not (for ``/readyz``).
+    #: ``None`` when the server can decide what it is asked, else the reason why not (for ``/readyz``).
     readiness: Callable[[], str | None] | None = None
 
     @property
@@ -193,8 +193,7 @@ class _AdmissionHandler:
 
     def _internal_error(self, endpoint: str, req: AdmissionRequest, exc: Exception) -> dict[str, Any]:
         """Deny (enforce) or warn about an object the core could not decide on."""
-        meta = (req.object or {}).get("metadata")
-        name = req.name or (str(meta.get("name") or meta.get("generateName") or "") if isinstance(meta, dict) else "")
+        name = _object_name(req)
         what = f"{req.kind} {req.namespace + '/' if req.namespace else ''}{name}".strip()
         message = clip(f"the DRA webhook could not validate {what}: {type(exc).__name__}: {exc}", MAX_LINE_CHARS)
         if endpoint == "mutate":
@@ -204,7 +203,8 @@ class _AdmissionHandler:
         return admit(req.uid, [f"would be denied (warn mode): {message}"])
 
     def readyz(self) -> Response:
-        """200 once serving is possible (certificates loadable), else 503 with the reason."""
+        """200 once the server can decide what it is asked (certificates loadable, a cluster
+        configuration for admin-access namespace lookups), else 503 with the reason."""
         reason = self.settings.readiness() if self.settings.readiness else None
         return _text(200, "ok") if reason is None else _text(503, reason)
 
@@ -234,10 +234,18 @@ def _log_decision(level: int, label: str, endpoint: str, req: AdmissionRequest |
         line = decision_line(label, endpoint, "-", "-", "", "", "-", seconds, details, total)
         key: tuple = ("decision", label, endpoint)
     else:
-        line = decision_line(label, endpoint, req.operation, req.kind, req.namespace, req.name, req.uid, seconds,
-                             details, total)
+        line = decision_line(label, endpoint, req.operation, req.kind, req.namespace, _object_name(req), req.uid,
+                             seconds, details, total)
         key = ("decision", label, endpoint, req.metric_kind, req.metric_operation, repeat)
     log.log(level, "%s", line, extra={"repeat_key": key})
+
+
+def _object_name(req: AdmissionRequest) -> str:
+    """The request's name, else the object's name or generateName (a CREATE with generateName has none yet)."""
+    if req.name:
+        return req.name
+    meta = (req.object or {}).get("metadata")
+    return str(meta.get("name") or meta.get("generateName") or "") if isinstance(meta, dict) else ""
 
 
 def _check_object_kind(req: AdmissionRequest) -> None:
