@@ -21,6 +21,7 @@ from cel_expr_python import cel
 
 from kubectl_dra.cel import _types
 from kubectl_dra.cel.formats import FORMATS, VALIDATORS
+from kubectl_dra.cel.formatting import format_string
 from kubectl_dra.cel.library import LibraryError
 from kubectl_dra.cel.netaddr import AddrError, Prefix, go_quote, parse_addr, parse_prefix
 from kubectl_dra.cel.urls import URLError, parse_request_uri, parse_url
@@ -42,6 +43,7 @@ LAST_INDEX_OF_FUNCTION = "__dra_last_index_of"
 FORMAT_KNOWN_FUNCTION = "__dra_format_known"
 FORMAT_OF_FUNCTION = "__dra_format_of"
 FORMAT_VALIDATE_FUNCTION = "__dra_format_validate"
+STRING_FORMAT_FUNCTION = "__dra_string_format"
 MAP_INSERT_FUNCTION = "cel.@mapInsert"
 #: overload ids whose calls the rewriter renames to a runtime helper
 OWN_STRING_OVERLOADS = frozenset({"ip_to_string", "cidr_to_string"})
@@ -402,6 +404,8 @@ def runtime_decls() -> list[Any]:
                                                      impl=_format_known)]),
         cel.FunctionDecl(FORMAT_OF_FUNCTION, [_ov("dra_format_of", FMTT, [T.STRING],
                                                   impl=_format_of)]),
+        cel.FunctionDecl(STRING_FORMAT_FUNCTION, [
+            _ov("dra_string_format", T.STRING, [T.STRING, T.List(T.DYN)], impl=format_string)]),
         cel.FunctionDecl(FORMAT_VALIDATE_FUNCTION, [
             _ov("dra_format_validate", T.List(T.STRING), [FMTT, T.STRING], impl=_format_validate)]),
     ]
