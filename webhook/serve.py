@@ -31,7 +31,8 @@ from .tls import CertificateError, ReloadingTLS
 SWITCH_INTERVAL = 0.02
 
 #: Deepest nesting the API server decodes (its JSON decoder's limit); opaque driver parameters
-#: (raw JSON, up to 10 KiB) can nest ~5,000 deep, and the core walks objects by recursion.
+#: (raw JSON, up to 10 KiB) can nest ~5,000 deep. orjson stops at 1,024 levels, and the json
+#: module it falls back to recurses once per level (as may other C code that walks a value).
 MAX_NESTING = 10_000
 #: Python frames allowed per request thread: a few per nesting level, plus the stack below.
 RECURSION_LIMIT = 6 * MAX_NESTING
