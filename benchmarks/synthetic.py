@@ -110,3 +110,15 @@ def write_json(objs: list[Obj], path: Path) -> Path:
     """A ``kind: List`` JSON dump as ``kubectl get -o json`` writes it."""
     path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objs}))
     return path
+
+
+def write_yaml(objs: list[Obj], path: Path) -> Path:
+    """A ``kind: List`` YAML dump as ``kubectl get -o yaml`` writes it (block style, keys sorted,
+    list items not indented under their key)."""
+    import yaml
+
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    with path.open("w", encoding="utf-8") as out:
+        yaml.dump({"apiVersion": "v1", "items": objs, "kind": "List", "metadata": {"resourceVersion": ""}}, out,
+                  Dumper=dumper, default_flow_style=False, sort_keys=True)
+    return path

@@ -1,0 +1,101 @@
+"""Loading big dumps (issue 10 items 2 and 6).
+
+(a) A ~50 MB YAML dump as ``kubectl get -o yaml`` writes it: 2,200 nodes with 64 devices each
+    (140,800 devices) and 11 of each node's devices in use (24,200 allocated claims), and the
+    same state as JSON. Loading each (best of 2, in this process), then ``usage`` and
+    ``preview template/…`` as the installed command runs them (a fresh process each: wall
+    time and peak memory). Budgets: YAML loads in <= 10 s; YAML commands within 2x of JSON.
+(b) A 529-byte YAML alias bomb (10 levels x 9 aliases) given to ``validate -f``: refused with
+    exit 2; wall time and peak memory of the process.
+
+``python -m benchmarks.bench_load [--nodes N]``
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks import synthetic
+
+NODES = 2200
+DEVICES = 64
+IN_USE = 11 / 64
+YAML_LOAD_BUDGET = 10.0  # seconds
+COMMAND_RATIO_BUDGET = 2.0  # YAML / JSON
+TARGET = f"template/{synthetic.NAMESPACE}/one-gpu"
+# runs one command in a fresh interpreter and reports wall seconds, CPU seconds, peak RSS (VmHWM:
+# ru_maxrss would start from the parent's size) and the exit code on its last stderr line
+_RUNNER = ("import sys, time\n"
+           "from kubectl_dra.cli.main import main\n"
+           "start, cpu = time.perf_counter(), time.process_time()\n"
+           "try:\n    main(sys.argv[1:])\n"
+           "except SystemExit as exc:\n    code = exc.code\n"
+           "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1]\n"
+           "print(f'{time.perf_counter() - start:.2f} {time.process_time() - cpu:.2f} {int(hwm) // 1024} {code}',"
+           " file=sys.stderr)\n")
+
+
+def _load_seconds(path: Path) -> tuple[float, float]:
+    """Best (wall, CPU) seconds of two loads: CPU time is what the machine's other load disturbs least."""
+    from kubectl_dra.state import load_state
+
+    best = (float("inf"), float("inf"))
+    for _ in range(2):
+        start, cpu = time.perf_counter(), time.process_time()
+        load_state([str(path)])
+        best = min(best, (time.perf_counter() - start, time.process_time() - cpu))
+    return best
+
+
+def _command(*argv: str) -> tuple[float, float, int, str]:
+    """(wall seconds, CPU seconds, peak MB, exit code) of one command in a fresh process (output discarded)."""
+    done = subprocess.run([sys.executable, "-c", _RUNNER, *argv], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True, timeout=1800)
+    seconds, cpu, peak, code = done.stderr.strip().splitlines()[-1].split()
+    return float(seconds), float(cpu), int(peak), code
+
+
+def _bomb(directory: Path) -> Path:
+    lines = ['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 10)]
+    path = directory / "bomb.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    nodes = int(args[args.index("--nodes") + 1]) if "--nodes" in args else NODES
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp)
+        objs = synthetic.cluster(nodes, DEVICES, in_use=IN_USE)
+        yaml_path = synthetic.write_yaml(objs, directory / "dump.yaml")
+        json_path = synthetic.write_json(objs, directory / "dump.json")
+        del objs
+        devices = nodes * DEVICES
+        print(f"(a) {nodes} nodes, {devices:,} devices: YAML {yaml_path.stat().st_size / 1e6:.1f} MB, "
+              f"JSON {json_path.stat().st_size / 1e6:.1f} MB")
+        loads = {fmt: _load_seconds(path) for fmt, path in (("yaml", yaml_path), ("json", json_path))}
+        print(f"    load_state: YAML {loads['yaml'][0]:.1f} s ({loads['yaml'][1]:.1f} s CPU), "
+              f"JSON {loads['json'][0]:.1f} s ({loads['json'][1]:.1f} s CPU); YAML budget {YAML_LOAD_BUDGET:.0f} s: "
+              f"{'ok' if loads['yaml'][1] <= YAML_LOAD_BUDGET else 'OVER'}")
+        for name, argv_ in (("usage", ["usage"]), ("preview", ["preview", TARGET])):
+            runs = {fmt: _command(*argv_, "--state", str(path)) for fmt, path in
+                    (("yaml", yaml_path), ("json", json_path))}
+            ratio = runs["yaml"][1] / runs["json"][1]
+            print(f"    {name:8s} YAML {runs['yaml'][0]:.1f} s ({runs['yaml'][1]:.1f} s CPU) {runs['yaml'][2]} MB, "
+                  f"JSON {runs['json'][0]:.1f} s ({runs['json'][1]:.1f} s CPU) {runs['json'][2]} MB: CPU {ratio:.2f}x "
+                  f"(budget {COMMAND_RATIO_BUDGET:.0f}x: {'ok' if ratio <= COMMAND_RATIO_BUDGET else 'OVER'}) "
+                  f"exit {runs['yaml'][3]}/{runs['json'][3]}")
+        bomb = _bomb(directory)
+        seconds, cpu, peak, code = _command("validate", "-f", str(bomb))
+        print(f"(b) alias bomb ({bomb.stat().st_size} bytes): validate -f exit {code} in {seconds:.2f} s "
+              f"({cpu:.2f} s CPU), peak {peak} MB")
+
+
+if __name__ == "__main__":
+    main()
