@@ -360,6 +360,18 @@ class Quantity:
         a, b, e = self._aligned(other)
         return Quantity(a + b, e, other._format if self._m == 0 else self._format)
 
+    @staticmethod
+    def sum_exceeds(parts: "tuple[Quantity, ...]", limit: "Quantity") -> bool:
+        """Whether the exact sum of ``parts`` is greater than ``limit``, without building the
+        sum as a Quantity (the allocator asks this for every candidate device)."""
+        e = min(limit._e, *(q._e for q in parts))
+        if max(limit._e, *(q._e for q in parts)) - e > _MAX_DIGITS:
+            total = parts[0]
+            for q in parts[1:]:
+                total = total + q  # raises the "too far apart" error of the exact sum
+            return total > limit
+        return sum(q._m * 10 ** (q._e - e) for q in parts) > limit._m * 10 ** (limit._e - e)
+
     def __sub__(self, other: "Quantity") -> "Quantity":
         """Exact difference; format rule as upstream Sub."""
         if not isinstance(other, Quantity):

@@ -143,13 +143,13 @@ def check_capacity(requests: Mapping[str, Quantity] | None, device: DeviceView,
         amount = amounts[key]
         if violates_policy(amount, cap.policy):
             return None, CapacityShortfall(key, amount, cap.value, resolved.get(key), policy=True)
-        used = amount
+        parts = (amount,)
         if consumed and key in consumed:
-            used = used + consumed[key]
+            parts += (consumed[key],)
         if allocating and key in allocating:
-            used = used + allocating[key]
-        if used > cap.value:
-            already = used - amount
+            parts += (allocating[key],)
+        if Quantity.sum_exceeds(parts, cap.value):
+            already = sum(parts[1:], ZERO)
             return None, CapacityShortfall(key, amount, cap.value - already, resolved.get(key))
     return amounts, None
 

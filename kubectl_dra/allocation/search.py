@@ -372,7 +372,10 @@ class Search:
                         if not self._selectable(rd, pool, device):
                             continue
                         if self.f.consumable_capacity:
-                            amounts, _ = cap.check_capacity(rd.capacity, device, self.in_use.shared_capacity.get(device.id), None)
+                            # The device's own capacity only (upstream validateDeviceRequest since
+                            # kubernetes#140769): a matching device whose remaining capacity is used
+                            # up stays among "all devices", and allocateDevice then fails the request.
+                            amounts, _ = cap.check_capacity(rd.capacity, device, None, None)
                             if amounts is None:
                                 continue
                         rd.all_devices.append((pool, device))
