@@ -44,6 +44,8 @@ ATTRIBUTES = {"model": ("string", "strings"), "numa": ("int", "ints"), "healthy"
               "driverVersion": ("version", "versions")}
 VALUES: dict[str, list[Any]] = {"string": ["a", "b", "c"], "int": [0, 1, 2], "bool": [True, False],
                                 "version": ["1.0.0", "1.2.0", "2.0.0"]}
+#: an attribute outside the drivers' domains (fully qualified in slices and constraints)
+QUALIFIED = "example.com/color"
 #: class-a/b/c select the devices of driver-a/b/c; class-any every device
 CLASSES = ("class-a", "class-b", "class-c", "class-any")
 
@@ -109,7 +111,10 @@ def _attribute_profiles() -> list[Obj]:
         profiles += [{name: dict(v)} for v in values if v is not None]
     for _ in range(48):
         picked = {name: rng.choice(values) for name, values in options.items()}
-        profiles.append({name: dict(v) for name, v in picked.items() if v is not None})
+        profile = {name: dict(v) for name, v in picked.items() if v is not None}
+        if rng.random() < 0.4:  # an attribute of another domain, by its fully qualified name
+            profile[QUALIFIED] = {"string": rng.choice(VALUES["string"])}
+        profiles.append(profile)
     return profiles
 
 
@@ -181,7 +186,8 @@ def _slice(name: str, driver: str, pool: str, generation: int, count: int, spec:
 
 
 class _Names:
-    """Serial names for slices and devices within one scenario."""
+    """Serial names for slices (per scenario) and devices (per pool: pools of different
+    drivers or names have devices of the same names, as real drivers do)."""
 
     def __init__(self) -> None:
         self.slices = 0
@@ -196,24 +202,29 @@ class _Names:
         return f"device-{self.devices}"
 
 
-def draw_pool(draw: Draw, driver: str, pool: str, names: _Names, features: list[str]) -> list[Obj]:
+def draw_pool(draw: Draw, driver: str, pool: str, names: _Names, features: list[str], first: bool) -> list[Obj]:
     """The slices of one pool: its current generation (sometimes incomplete), sometimes an
-    older generation being replaced, sometimes a slice of shared counters."""
+    older generation being replaced, sometimes a slice of shared counters. The ``first``
+    pool's first slice is on the node (so that most scenarios have devices to allocate)."""
     partitionable = "DRAPartitionableDevices" in features
     generation = between(draw, 1, 2)
-    with_counters = one_in(draw, 3 if partitionable else 12)
+    with_counters = one_in(draw, 2 if partitionable else 12)
     counter_sets = (["cs-1", "cs-2"] if one_in(draw, 2) else ["cs-1"]) if with_counters else []
     n_device_slices = between(draw, 1, 2)
     declared = n_device_slices + (1 if with_counters else 0) + (1 if one_in(draw, 15) else 0)
     slices: list[Obj] = []
     in_pool: list[str] = []
+    names.devices = 0
+    duplicate = one_in(draw, 50)  # a device name used twice: the pool is invalid
     for _ in range(n_device_slices):
         selection = choose(draw, SLICE_NODES if partitionable else SLICE_NODES[:-1])
+        if first and not slices:
+            selection = {"nodeName": NODE}
         per_device = bool(selection.get("perDeviceNodeSelection"))
         devices = []
         for _ in range(between(draw, 1, 5)):
-            # now and then a name used twice in the pool: the pool is invalid
-            name = choose(draw, in_pool) if in_pool and one_in(draw, 40) else names.device()
+            name = in_pool[-1] if in_pool and duplicate else names.device()
+            duplicate = duplicate and not in_pool
             in_pool.append(name)
             devices.append(draw_device(draw, name, counter_sets, per_device))
         slices.append(_slice(names.slice(), driver, pool, generation, declared, {**selection, "devices": devices}))
@@ -223,7 +234,7 @@ def draw_pool(draw: Draw, driver: str, pool: str, names: _Names, features: list[
     if generation == 2 and one_in(draw, 2):
         # an older generation the driver is replacing: never allocated from
         slices.append(_slice(names.slice(), driver, pool, 1, 1, {"nodeName": NODE, "devices": [
-            {"name": names.device(), "attributes": {"model": {"string": "a"}}}]}))
+            {"name": f"old-{names.device()}", "attributes": {"model": {"string": "a"}}}]}))
     return slices
 
 
@@ -267,21 +278,21 @@ CAPACITY_REQUESTS: list[Obj] = [{"bandwidth": "1Gi"}, {"bandwidth": "2Gi"}, {"ba
                                 {"bandwidth": "2Gi", "memory": "1Gi"}]
 
 
-def draw_exact(draw: Draw, features: list[str], drivers: list[str]) -> Obj:
-    """The fields of an ExactDeviceRequest (or of a subrequest)."""
-    classes = [CLASSES[DRIVERS.index(d)] for d in drivers] + ["class-any"]
-    body: Obj = {"deviceClassName": choose(draw, CLASSES) if one_in(draw, 10) else choose(draw, classes)}
+def draw_exact(draw: Draw, features: list[str], driver: str) -> Obj:
+    """The fields of an ExactDeviceRequest (or of a subrequest), mostly for ``driver``."""
+    cls = CLASSES[DRIVERS.index(driver)]
+    body: Obj = {"deviceClassName": choose(draw, (cls, cls, cls, cls, "class-any", *CLASSES))}
     if one_in(draw, 8):
         body["allocationMode"] = "All"
     else:
         body["allocationMode"] = "ExactCount"
         body["count"] = choose(draw, (1, 1, 1, 1, 2, 2, 3))
     if one_in(draw, 4):
-        body["selectors"] = [{"cel": {"expression": choose(draw, SELECTORS[choose(draw, drivers)])}}
+        body["selectors"] = [{"cel": {"expression": choose(draw, SELECTORS[choose(draw, (driver, *DRIVERS))])}}
                              for _ in range(between(draw, 1, 2))]
-    if one_in(draw, 7 if "DRAAdminAccess" in features else 60):
+    if one_in(draw, 7 if "DRAAdminAccess" in features else 150):
         body["adminAccess"] = True
-    if one_in(draw, 3 if "DRAConsumableCapacity" in features else 60):
+    if one_in(draw, 3 if "DRAConsumableCapacity" in features else 150):
         body["capacity"] = {"requests": dict(choose(draw, CAPACITY_REQUESTS))}
     if one_in(draw, 4):
         body["tolerations"] = [dict(choose(draw, TOLERATIONS))]
@@ -289,23 +300,26 @@ def draw_exact(draw: Draw, features: list[str], drivers: list[str]) -> Obj:
 
 
 def draw_claim(draw: Draw, name: str, features: list[str], drivers: list[str]) -> Obj:
-    """A claim to allocate: 1-3 requests (exact or prioritized lists), constraints, config."""
+    """A claim to allocate: 1-3 requests (exact or prioritized lists), constraints, config;
+    mostly about the devices of one driver (so that constraints on its attributes can hold)."""
+    driver = choose(draw, drivers)
     requests = []
     names = []
     for i in range(choose(draw, (1, 1, 2, 2, 3))):
         rname = f"req-{i}"
         names.append(rname)
-        if one_in(draw, 4 if "DRAPrioritizedList" in features else 60):
-            subs = [{"name": f"sub-{j}", **draw_exact(draw, features, drivers)} for j in range(between(draw, 1, 3))]
+        if one_in(draw, 3 if "DRAPrioritizedList" in features else 150):
+            subs = [{"name": f"sub-{j}", **draw_exact(draw, features, driver)} for j in range(between(draw, 1, 3))]
             requests.append({"name": rname, "firstAvailable": subs})
             names += [f"{rname}/{s['name']}" for s in subs]
         else:
-            requests.append({"name": rname, "exactly": draw_exact(draw, features, drivers)})
+            requests.append({"name": rname, "exactly": draw_exact(draw, features, driver)})
     devices: Obj = {"requests": requests}
     constraints = []
-    for _ in range(choose(draw, (0, 0, 0, 0, 1, 1, 2))):
+    for _ in range(choose(draw, (0, 0, 0, 1, 1, 2))):
         kind = choose(draw, ("matchAttribute", "distinctAttribute"))
-        entry: Obj = {kind: f"{choose(draw, drivers)}/{choose(draw, sorted(ATTRIBUTES))}"}
+        domain = choose(draw, (driver, driver, driver, *DRIVERS))
+        entry: Obj = {kind: QUALIFIED if one_in(draw, 6) else f"{domain}/{choose(draw, sorted(ATTRIBUTES))}"}
         if one_in(draw, 2):
             scope = [choose(draw, names) for _ in range(between(draw, 1, 2))]
             entry["requests"] = list(dict.fromkeys(scope))
@@ -370,8 +384,8 @@ def scenarios(draw: Draw) -> Scenario:
             pool_ids.append(pool_id)
     names = _Names()
     slices: list[Obj] = []
-    for driver, pool in pool_ids:
-        slices += draw_pool(draw, driver, pool, names, features)
+    for i, (driver, pool) in enumerate(pool_ids):
+        slices += draw_pool(draw, driver, pool, names, features, i == 0)
     # a slice's name says nothing of its pool or generation: rename them at random
     renamed = [s["metadata"]["name"] for s in slices]
     random.Random(draw(_below(2**32))).shuffle(renamed)
