@@ -82,19 +82,10 @@ def _where(event: Any) -> tuple[int, int]:
     return (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
 
 
-class _Frame:
-    """One open list or mapping; ``key`` is the pending key of a mapping (:data:`_NO_KEY` if none)."""
-
-    __slots__ = ("value", "is_map", "key", "key_event", "anchor", "decodes", "aliases", "merges")
-
-    def __init__(self, value: Any, is_map: bool, anchor: str | None, decodes: int, aliases: int) -> None:
-        self.value = value
-        self.is_map = is_map
-        self.key: Any = _NO_KEY
-        self.key_event: Any = None
-        self.anchor = anchor
-        self.decodes, self.aliases = decodes, aliases  # counts when the frame opened
-        self.merges: list[dict] | None = None
+# An open list or mapping is a list (cheaper to make than an object, and there are millions):
+# [value, is a mapping, pending key (_NO_KEY if none), anchor, decodes and aliases when opened,
+#  mappings merged in by ``<<`` (or None)]
+_F_VALUE, _F_IS_MAP, _F_KEY, _F_ANCHOR, _F_DECODES, _F_ALIASES, _F_MERGES = range(7)
 
 
 class _Builder:
@@ -170,11 +161,11 @@ class _Builder:
     def _document(self, get_event: Callable[[], Any]) -> Any:  # noqa: C901 - one hot loop, kept in one place
         """One document from its first node event to its DocumentEndEvent."""
         anchors: dict[str, tuple[Any, int, int]] = {}
-        stack: list[_Frame] = []
+        stack: list[list[Any]] = []
         decodes = aliases = expansion = 0
         root: Any = None
         plain, scalar, resolvable = self.plain, self.scalar, self.resolvable
-        frame: _Frame | None = None
+        frame: list[Any] | None = None
         while True:
             event = get_event()
             cls = event.__class__
@@ -204,19 +195,19 @@ class _Builder:
                 if tag is not None and tag != "!" and tag != (_MAP if is_map else _SEQ):
                     raise DecodeError(f"unsupported tag {tag!r} on a {'mapping' if is_map else 'list'}"
                                       " (Kubernetes objects hold JSON values)", *_where(event))
-                frame = _Frame({} if is_map else [], is_map, event.anchor, decodes, aliases)
+                frame = [{} if is_map else [], is_map, _NO_KEY, event.anchor, decodes, aliases, None]
                 stack.append(frame)
                 continue
             elif cls is MappingEndEvent or cls is SequenceEndEvent:
                 done = stack.pop()
-                value = self._finish(done) if done.merges else done.value
-                if done.anchor is not None:
-                    anchors[done.anchor] = (value, decodes - done.decodes + 1, aliases - done.aliases)
+                value = self._finish(done) if done[6] else done[0]
+                if done[3] is not None:
+                    anchors[done[3]] = (value, decodes - done[4] + 1, aliases - done[5])
                 frame = stack[-1] if stack else None
             elif cls is AliasEvent:
                 name = event.anchor
                 if name not in anchors:
-                    if any(f.anchor == name for f in stack):
+                    if any(f[_F_ANCHOR] == name for f in stack):
                         raise DecodeError(f"anchor {name!r} value contains itself", *_where(event))
                     raise DecodeError(f"unknown anchor {name!r} referenced", *_where(event))
                 value, sub_decodes, sub_aliases = anchors[name]
@@ -235,33 +226,31 @@ class _Builder:
                 raise DecodeError(f"unexpected {cls.__name__}", *_where(event))
             if frame is None:
                 root = value
-            elif not frame.is_map:
-                frame.value.append(value)
-            elif frame.key is _NO_KEY:
+            elif not frame[1]:  # a list
+                frame[0].append(value)
+            elif frame[2] is _NO_KEY:  # a mapping's key
                 if merge:
-                    frame.key = _MERGE_KEY
+                    frame[2] = _MERGE_KEY
                 elif value.__class__ is dict or value.__class__ is list:
                     raise DecodeError("a mapping key must be a scalar, found a "
                                       f"{'mapping' if isinstance(value, dict) else 'list'}", *_where(event))
-                elif value in frame.value:
+                elif value in frame[0]:
                     raise DuplicateKey(str(value), *_where(event))
                 else:
-                    frame.key, frame.key_event = value, event
-            else:
-                key, frame.key = frame.key, _NO_KEY
+                    frame[2] = value
+            else:  # a mapping's value
+                key = frame[2]
+                frame[2] = _NO_KEY
                 if key is _MERGE_KEY:
                     self._merge(frame, value, event)
                 else:
-                    try:
-                        frame.value[key] = value
-                    except TypeError:
-                        raise DecodeError(f"found unhashable key {key!r}", *_where(frame.key_event)) from None
+                    frame[0][key] = value
 
     @staticmethod
-    def _merge(frame: _Frame, value: Any, event: Any) -> None:
+    def _merge(frame: list[Any], value: Any, event: Any) -> None:
         """Remember the mapping(s) of a ``<<`` key; the first named wins over later ones."""
-        merges = frame.merges if frame.merges is not None else []
-        frame.merges = merges
+        merges = frame[_F_MERGES] if frame[_F_MERGES] is not None else []
+        frame[_F_MERGES] = merges
         if isinstance(value, dict):
             merges.append(value)
         elif isinstance(value, list) and all(isinstance(v, dict) for v in value):
@@ -270,12 +259,12 @@ class _Builder:
             raise DecodeError("expected a mapping or list of mappings for merging", *_where(event))
 
     @staticmethod
-    def _finish(frame: _Frame) -> Any:
+    def _finish(frame: list[Any]) -> Any:
         """The finished value of a mapping with merges (merged keys first, as PyYAML orders them)."""
         merged: dict = {}
-        for part in frame.merges or ():
+        for part in frame[_F_MERGES] or ():
             merged.update(part)
-        merged.update(frame.value)
+        merged.update(frame[_F_VALUE])
         return merged
 
 
