@@ -34,7 +34,7 @@ _META = {"labels": _LABELS, "annotations": _LABELS}
 _EXTRA: dict[str, dict[str, Any]] = {
     "Node": {
         "metadata": _META,
-        "spec": {"unschedulable": BOOL, "taints": [{"key": STR, "value": STR, "effect": STR, "timeAdded": STR}]},
+        "spec": {"unschedulable": BOOL, "taints": [{"key": STR, "value": STR, "effect": STR}]},
         "status": {"allocatable": _QUANTITIES, "capacity": _QUANTITIES},
     },
     "Namespace": {"metadata": _META},
