@@ -42,6 +42,9 @@ MODELLED = ("DRA devices only: devices, shared counters, consumable capacity and
 
 Obj = dict[str, Any]
 
+#: reasons named in the one-line summary (the document's ``reasons`` has them all)
+SUMMARY_REASONS = 5
+
 
 def reason_counts(result: FitResult) -> list[tuple[str, int]]:
     """(reason, number of nodes) over the nodes that take no further replica, most first."""
@@ -55,7 +58,11 @@ def summary(result: FitResult) -> str:
     replicas = f"{count} replica{'s' if count != 1 else ''}"
     if result.stopped == LIMIT:
         return f"{replicas} fit (the limit asked for; more may fit)"
-    parts = [f"{n} node{'s' if n != 1 else ''} {reason}" for reason, n in reason_counts(result)]
+    counts = reason_counts(result)
+    parts = [f"{n} node{'s' if n != 1 else ''} {reason}" for reason, n in counts[:SUMMARY_REASONS]]
+    if len(counts) > SUMMARY_REASONS:
+        rest = sum(n for _, n in counts[SUMMARY_REASONS:])
+        parts.append(f"{rest} node{'s' if rest != 1 else ''} for {len(counts) - SUMMARY_REASONS} other reasons")
     text = f"stops at {count}"
     if parts:
         text += ": " + "; ".join(parts)
