@@ -12,10 +12,12 @@ Usage::
 
     python packaging/build_plugin.py                    # this machine's platform and Python
     python packaging/build_plugin.py --platform macosx_11_0_arm64 --python-version 3.12
-    python packaging/build_plugin.py --platform win_amd64 --python-version 3.12
+    python packaging/build_plugin.py --platform macosx_10_12_x86_64 --python-version 3.11
 
 Other platforms are built on any machine with pip's ``--platform``/``--python-version``
-(binary wheels only). Needs network access to PyPI (pip downloads the dependencies and shiv).
+(binary wheels only: cel-expr-python has none for Linux arm64). Windows builds, but kubectl
+runs plugins there only as .exe/.cmd files. Needs network access to PyPI (pip downloads the
+dependencies and shiv).
 """
 
 from __future__ import annotations
