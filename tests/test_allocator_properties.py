@@ -11,7 +11,10 @@ is its own test:
 4. the answer does not depend on the order the objects were loaded in;
 5. ``preview`` and ``explain`` agree (through their ``-o json`` contracts);
 6. the same input gives the same answer: twice in one process (also after other scenarios
-   ran) and in a fresh process.
+   ran) and in a fresh process;
+
+and, beside them: every allocated device is usable by its request (count, class, node,
+taints, binding conditions, admin access), and the checks themselves reject broken answers.
 
 Examples are derandomized (a fixed sequence: CI is reproducible) unless
 ``DRA_PROPERTIES_EXPLORE=1`` is set outside CI; ``DRA_PROPERTIES_SCALE=N`` multiplies the
@@ -252,6 +255,73 @@ def check_exclusive(cluster: Cluster, sc: Scenario, allocations: list[Obj]) -> N
         twice = [d for d, n in mine.items() if n > 1]
         assert not twice, f"claim {name}: exclusive devices allocated more than once: {twice}"
         earlier |= set(mine)
+
+
+@examples(100)
+@given(sc=scenarios())
+def test_every_allocated_device_is_usable(sc: Scenario) -> None:
+    """Each request gets its count of devices of its class (one subrequest of a prioritized
+    list), flagged adminAccess exactly when asked; each device is reachable from the node,
+    has its taints tolerated (DRADeviceTaints) and binding conditions only with
+    DRADeviceBindingConditions and DRAResourceClaimDeviceStatus (upstream allocateDevice,
+    isSelectable)."""
+    cluster, allocations = allocated_example(sc)
+    check_usable(cluster, sc, allocations)
+
+
+def reaches_node(spec: Mapping[str, Any], dev: Mapping[str, Any]) -> bool:
+    """Whether a device of a slice with ``spec`` is offered to ``node-1`` (region-1)."""
+    where = dev if spec.get("perDeviceNodeSelection") else spec
+    if where.get("allNodes") or where.get("nodeName") == NODE:
+        return True
+    terms = (where.get("nodeSelector") or {}).get("nodeSelectorTerms") or ()
+    return any(all(e["key"] == "region" and "region-1" in e["values"] for e in t.get("matchExpressions") or ())
+               for t in terms)
+
+
+def tolerated(taint: Mapping[str, Any], tolerations: Iterable[Mapping[str, Any]]) -> bool:
+    for t in tolerations:
+        if t.get("effect") and t["effect"] != taint["effect"]:
+            continue
+        if not t.get("key") and t.get("operator") == "Exists":
+            return True
+        if t.get("key") != taint["key"]:
+            continue
+        if t.get("operator") == "Exists" or t.get("value") == taint.get("value"):
+            return True
+    return False
+
+
+def check_usable(cluster: Cluster, sc: Scenario, allocations: list[Obj]) -> None:
+    claims = {o["metadata"]["name"]: o for o in sc.objects if o["kind"] == "ResourceClaim"}
+    slice_of = {(s["spec"]["driver"], s["spec"]["pool"]["name"], d["name"]): s["spec"]
+                for s in sc.objects if s["kind"] == "ResourceSlice" for d in s["spec"].get("devices") or ()}
+    binding = {"DRADeviceBindingConditions", "DRAResourceClaimDeviceStatus"} <= cluster.features
+    for name, allocation in zip(sc.allocate, allocations):
+        claim = claims[name]
+        per_parent: dict[str, list[Obj]] = {}
+        for r in results_of(allocation):
+            per_parent.setdefault(r["request"].partition("/")[0], []).append(r)
+            dev, did = cluster.device(r), device_id(r)
+            body = request_body(claim, r["request"])
+            assert bool(r.get("adminAccess")) == bool(body.get("adminAccess")), f"claim {name}: adminAccess of {r}"
+            cls = body["deviceClassName"]
+            assert cls == "class-any" or cls == "class-" + r["driver"][-1], f"claim {name}: {did} is not in {cls}"
+            assert reaches_node(slice_of[did], dev), f"claim {name}: {did} is not offered to {NODE}"
+            if "DRADeviceTaints" in cluster.features:
+                for taint in dev.get("taints") or ():
+                    if taint["effect"] in ("NoSchedule", "NoExecute"):
+                        assert tolerated(taint, body.get("tolerations") or ()), f"claim {name}: {did} taint {taint}"
+            if dev.get("bindingConditions"):
+                assert binding, f"claim {name}: {did} has binding conditions, the gates are off"
+        requests = claim["spec"]["devices"]["requests"]
+        assert sorted(per_parent) == sorted(q["name"] for q in requests), f"claim {name}: results per request {per_parent}"
+        for parent, results in per_parent.items():
+            chosen = {r["request"] for r in results}
+            assert len(chosen) == 1, f"claim {name}: request {parent} got devices of several subrequests: {chosen}"
+            body = request_body(claim, results[0]["request"])
+            if body.get("allocationMode", "ExactCount") == "ExactCount":
+                assert len(results) == body.get("count", 1), f"claim {name}: {parent} asks {body.get('count', 1)}, got {results}"
 
 
 # --------------------------------------------------------------------------- 2. counters and capacity
