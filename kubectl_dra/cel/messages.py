@@ -62,7 +62,7 @@ def compile_error_text(raw: str) -> str:
     return _NOT_IN_STRUCT.sub("", text)
 
 
-#: cel-cpp's string.format() errors -> cel-go's wording
+#: cel-cpp's string.format() and list index errors -> cel-go's wording
 _FORMAT_ERRORS = tuple((re.compile(p), r) for p, r in (
     (r'^unrecognized formatting clause "(.)"',
      r'could not parse formatting clause: unrecognized formatting clause "\1"'),
@@ -76,6 +76,7 @@ _FORMAT_ERRORS = tuple((re.compile(p), r) for p, r in (
      r"error during formatting: only integers, byte buffers, and strings can be formatted as hex, "
      r"was given \1"),
     (r"^unexpected end of format string", "unexpected end of string"),
+    (r"^Index error: index=(-?\d+) size=(\d+)", r"index '\1' out of range in list size '\2'"),
     (r"^unable to find end of precision specifier",
      "could not parse formatting clause: error while parsing precision: could not find end of "
      "precision specifier"),
