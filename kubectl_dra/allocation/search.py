@@ -86,31 +86,12 @@ class RequestData:
         self.full_name = f"{self.parent}/{self.name}" if self.parent else self.name
 
 
-#: selectability signatures -> small ints (cheap dictionary keys on every device)
-_TOKENS: dict[tuple[Any, ...], int] = {}
-
-
-def selectability_token(binding_conditions: bool, class_selectors: list[str], selectors: list[str]) -> int:
-    """A token for what, besides the device, decides :meth:`Search._check_selectable` for a
-    device whose answer does not depend on the node."""
-    key = (binding_conditions, tuple(class_selectors), tuple(selectors))
-    token = _TOKENS.get(key)
-    if token is None:
-        token = _TOKENS[key] = -1 - len(_TOKENS)  # negative: never an (expression, kind) key
-    return token
-
-
-#: (selectability token, class name, request name) -> key of remembered reasons on devices
-_WHY: dict[tuple[int, str, str], object] = {}
-
-
-def why_token(rd: RequestData) -> object:
-    """A key, unique per what the words of a selectability rejection depend on."""
-    signature = (rd.token, rd.class_name, rd.full_name)
-    token = _WHY.get(signature)
-    if token is None:
-        token = _WHY[signature] = object()
-    return token
+def _stack_depth() -> int:
+    """Frames on the current thread's stack."""
+    depth, frame = 0, sys._getframe(1)
+    while frame is not None:
+        depth, frame = depth + 1, frame.f_back
+    return depth
 
 
 @dataclass(eq=False)
@@ -263,7 +244,8 @@ class Search:
             return
         self._prepare()
         self.num_requests = [len(((c.get("spec") or {}).get("devices") or {}).get("requests") or ()) for c in self.claims]
-        self.depth = sum(rd.num_devices + 2 for rd in self.requests.values()) * 2 + len(self.claims) * 4 + 200
+        # one frame per device, one more per request (or subrequest tried) and per claim
+        self.depth = sum(rd.num_devices + 2 for rd in self.requests.values()) + len(self.claims) * 2 + 20
         if not any(rd.all_mode for rd in self.requests.values()):
             if len(self.a.prepared) > 64:
                 self.a.prepared.clear()
@@ -350,7 +332,9 @@ class Search:
             key=(ci, ri, si), raw=raw, name=name, parent=parent, class_name=class_name, class_=class_,
             class_selectors=class_selectors, selectors=selectors, all_mode=False, num_devices=0, admin=admin,
             tolerations=list(raw.get("tolerations") or ()), capacity=capacity, derived=derived,
-            token=selectability_token(self.f.binding_conditions, class_selectors, selectors),
+            # what, besides the device, decides _check_selectable for a device whose answer
+            # does not depend on the node: the key of its remembered answer on the device
+            token=self.a.cluster.token((self.f.binding_conditions, tuple(class_selectors), tuple(selectors))),
         )
         mode = raw.get("allocationMode") or "ExactCount"
         if mode == "ExactCount":
@@ -388,9 +372,10 @@ class Search:
 
     def run(self) -> bool:
         """Search for a solution; True when every claim got all its devices."""
-        depth = self.depth
-        if sys.getrecursionlimit() < depth + 500:
-            sys.setrecursionlimit(depth + 500)
+        room = sys.getrecursionlimit() - _stack_depth()
+        if room < self.depth:  # raising the limit is the entry point's call (cli.main.tune_process)
+            raise AllocationError(f"the search for these claims needs {self.depth} nested steps, more than this "
+                                  f"process's recursion limit leaves ({room}); raise it with sys.setrecursionlimit")
         if not self._plan_all_requests():
             return False
         return self._one(0, 0, 0, 0, False) == DONE
@@ -672,7 +657,8 @@ class Search:
             return
         key = rd.why_token
         if key is None:
-            key = rd.why_token = why_token(rd)
+            # the words of a rejection depend on the class and request names too
+            key = rd.why_token = self.a.cluster.token(("why", rd.token, rd.class_name, rd.full_name))
         known = device.cel_results.get(key)
         if known is not None:
             assert self.tracer is not None

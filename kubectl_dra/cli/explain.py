@@ -16,11 +16,13 @@ Returns (text for stdout, exit code: 0 some node fits, 1 none, 2 every node errs
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import click
 
 from ..errors import UsageError
+from ..explain import Explanation, NodeExplanation, explanation_to_dict, request_results
+from ..explain.plan import explain_plan
 from ..limits import FILTER_TIMEOUT
 from .completion import complete_target
 from .options import timeout_option
@@ -29,7 +31,10 @@ from .common import (
     resolve_gates, state_options, stderr_is_terminal, warn,
 )
 
-Obj = dict[str, Any]
+if TYPE_CHECKING:
+    from ..gates import FeatureGates
+    from ..preview.targets import PreviewPlan
+    from ..state import ClusterState
 
 #: device rows shown per request and reason in the default table (-o wide shows all)
 DEVICES_PER_REASON = 3
@@ -45,81 +50,16 @@ Examples:
 """
 
 
-#: references named in a summary subject before "and N more"
-SUBJECT_REFS = 3
-
-
-def _refs(refs: Sequence[str]) -> str:
-    shown = ", ".join(refs[:SUBJECT_REFS])
-    return shown + (f" and {len(refs) - SUBJECT_REFS} more" if len(refs) > SUBJECT_REFS else "")
-
-
-def subject_of(plan: Any, fallback: str = "") -> str:
-    """What the summary line speaks of: ``pod ml-team/trainer-0``, ``ResourceClaim ml-team/a``,
-    ``claims ml-team/a, ml-team/b``, ``ResourceClaimTemplate ml-team/t``, ``PodGroup ml-team/g``
-    (the objects, not the command line that named them); ``fallback`` when the plan has none."""
-    from ..preview.nodes import pod_ref
-
-    pods = list(dict.fromkeys(pod_ref(p) for p in plan.pods))
-    if pods:
-        return (f"pod {pods[0]}" if len(pods) == 1 else f"pods {_refs(pods)}")
-    kinds: dict[tuple[str, str], list[str]] = {}
-    for claim in plan.claims:
-        origin = str(claim.origin or "").split(" ")[0]
-        if origin.startswith("podgroup/"):
-            kind, ref = ("PodGroup", "pod groups"), origin[len("podgroup/"):]
-        elif origin.startswith("template/"):
-            kind, ref = ("ResourceClaimTemplate", "templates"), f"{claim.namespace}/{origin[len('template/'):]}"
-        else:
-            kind, ref = ("ResourceClaim", "claims"), f"{claim.namespace}/{claim.name}"
-        refs = kinds.setdefault(kind, [])
-        if ref not in refs:
-            refs.append(ref)
-    parts = [f"{one} {refs[0]}" if len(refs) == 1 else f"{many} {_refs(refs)}"
-             for (one, many), refs in kinds.items()]
-    return ", ".join(parts) or fallback
-
-
-def explain_plan(state: Any, gates: Any, plan: Any, nodes: Sequence[str] | None = None, target: str = "",
-                 progress: Callable[[int, int], None] | None = None,
-                 timeout: float | None = FILTER_TIMEOUT) -> Any:
-    """Run the preview's per-node loop with an explain tracer on every node; an Explanation.
-    The summary speaks of the plan's pods or claims (``target`` only when it has none)."""
-    from ..allocation.explain import ExplainTracer, SelectionRefiner, explain_node, explanation
-    from ..preview import candidate_nodes, run_preview
-    from ..preview.nodes import node_name
-
-    candidates = candidate_nodes(state, nodes, warn=warn)
-    if not candidates:
-        raise UsageError("the cluster state has no nodes to explain (no Node objects and no node-local slices); "
-                         "use --node NAME")
-    by_name = {node_name(n): n for n in candidates}
-    refiner = SelectionRefiner(state, gates)
-    result = run_preview(state, plan, gates, candidates, progress=progress, timeout=timeout,
-                         tracer_factory=lambda node: ExplainTracer(node_name(node), refine=refiner,
-                                                                   refine_pool=refiner.pool))
-    explained = []
-    for outcome in result.nodes:
-        claims = plan.claims_for(by_name[outcome.node])
-        results: list[Obj | None] = [alloc for _, alloc in outcome.allocations] if outcome.allocated else []
-        explained.append(explain_node(
-            outcome.node, outcome.status, [c.claim for c in claims], outcome.tracer,
-            results=results, reasons=outcome.reasons, error=outcome.error))
-    claims = [(str(r["namespace"]), str(r["name"])) for r in plan.claim_refs()]
-    return explanation(subject_of(plan, target), explained, every_node=not nodes, claims=claims)
-
-
-def render_explanation(state: Any, gates: Any, plan: Any, *, nodes: Sequence[str] | None = None,
-                       output: str = "table", no_headers: bool = False, target: str = "",
+def render_explanation(state: "ClusterState", gates: "FeatureGates", plan: "PreviewPlan", *,
+                       nodes: Sequence[str] | None = None, output: str = "table", no_headers: bool = False, target: str = "",
                        limit: int = 5, timeout: float | None = FILTER_TIMEOUT) -> tuple[str, int]:
     """Explain ``plan`` on ``nodes`` and render it; (text, exit code 0 fits somewhere / 1 not / 2 all errors)."""
     show_progress = stderr_is_terminal() and len(state.nodes) > 200
     exp = explain_plan(state, gates, plan, nodes, target, progress=_progress if show_progress else None,
-                       timeout=timeout)
+                       timeout=timeout, warn=warn)
     if show_progress:
         click.echo("\r\x1b[K", err=True, nl=False)
     if output in ("json", "yaml"):
-        from ..allocation.explain import explanation_to_dict
         from ..preview.document import gates_dict
 
         text = dump(explanation_to_dict(exp, gates_dict(gates)), output)
@@ -129,7 +69,7 @@ def render_explanation(state: Any, gates: Any, plan: Any, *, nodes: Sequence[str
     return text, exit_code(exp)
 
 
-def exit_code(exp: Any) -> int:
+def exit_code(exp: Explanation) -> int:
     """0 some node fits; 2 every node ended in an error; else 1."""
     if exp.fitting:
         return 0
@@ -150,12 +90,12 @@ def _device_text(device: tuple[str, str, str]) -> str:
     return "/".join(device)
 
 
-def detail_nodes(exp: Any, limit: int, fitting: bool = False) -> list[Any]:
+def detail_nodes(exp: Explanation, limit: int, fitting: bool = False) -> list[NodeExplanation]:
     """Nodes to show in detail: the nodes that do not fit, one per distinct reason first (most
     frequent reason first), then the rest by name; with ``fitting`` the nodes that fit after
     them. At most ``limit`` (0: all), shown failures first, then by node name."""
     failing = [n for n in exp.nodes if not n.fits]
-    chosen: list[Any] = []
+    chosen: list[NodeExplanation] = []
     for reason, _count in exp.reason_counts():
         chosen.append(next(n for n in failing if n.reason == reason))
     picked = {id(n) for n in chosen}
@@ -167,7 +107,7 @@ def detail_nodes(exp: Any, limit: int, fitting: bool = False) -> list[Any]:
     return sorted(chosen, key=lambda n: (n.fits, n.node))
 
 
-def _devices_cell(node: Any, wide: bool) -> str:
+def _devices_cell(node: NodeExplanation, wide: bool) -> str:
     """The devices a fitting node would get (``-`` for the others); a few unless ``wide``."""
     if not node.fits:
         return "-"
@@ -179,13 +119,11 @@ def _devices_cell(node: Any, wide: bool) -> str:
     return ", ".join(devices[:DEVICES_PER_NODE]) + f" (+{len(devices) - DEVICES_PER_NODE} more)"
 
 
-def node_table(node: Any, wide: bool, no_headers: bool) -> str:
+def node_table(node: NodeExplanation, wide: bool, no_headers: bool) -> str:
     """One node: a row per request (its funnel and outcome), then a row per rejected device.
 
     The default view leaves out devices that are not in the request's class (the funnel counts
     them) and says so in one line when no device of the node is in the class; ``wide`` lists all."""
-    from ..allocation.explain import request_results
-
     req_rows = []
     notes = []
     for req, result in zip(node.requests, request_results(node)):
@@ -216,7 +154,7 @@ def node_table(node: Any, wide: bool, no_headers: bool) -> str:
     return "\n".join(p for p in parts if p)
 
 
-def render_table(exp: Any, wide: bool = False, no_headers: bool = False, limit: int = 5,
+def render_table(exp: Explanation, wide: bool = False, no_headers: bool = False, limit: int = 5,
                  asked: bool = False) -> str:
     """The summary line, one row per node, then a block per node shown in detail.
 

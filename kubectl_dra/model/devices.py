@@ -261,25 +261,3 @@ def slice_view(raw: Mapping[str, Any], index: int) -> SliceView:
     sv.has_binding_conditions = any(d.raw.get("bindingConditions") is not None for d in sv.devices)
     sv.has_compat_groups = any(c.groups for d in sv.devices if d.consumes for c in d.consumes)
     return sv
-
-
-#: views by the identity of their slice dict, shared by every Allocator over the same
-#: objects (a preview builds a new Allocator, but the cluster objects stay the same)
-_VIEWS: dict[int, tuple[Mapping[str, Any], SliceView]] = {}
-_VIEWS_MAX = 200_000
-
-
-def cached_slice_view(raw: Mapping[str, Any], index: int) -> SliceView:
-    """:func:`slice_view`, reused while the very same dict is asked for at the same index.
-
-    Views are immutable apart from lazily filled caches (CEL inputs and results), so
-    sharing them is safe; the dict itself is kept so its id cannot be recycled.
-    """
-    entry = _VIEWS.get(id(raw))
-    if entry is not None and entry[0] is raw and entry[1].index == index:
-        return entry[1]
-    if len(_VIEWS) >= _VIEWS_MAX:
-        _VIEWS.clear()
-    view = slice_view(raw, index)
-    _VIEWS[id(raw)] = (raw, view)
-    return view

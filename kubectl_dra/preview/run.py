@@ -5,14 +5,19 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from ..limits import FILTER_TIMEOUT, TIMED_OUT
 from ..errors import DraError, NotFoundError
 from ..gates import BASE_GATE
+from ..explain.node import explain_node
+from ..explain.tracer import ExplainTracer
 from ..state import ClusterState
 from .nodes import node_name, slice_node_names
 from .targets import PreviewClaim, PreviewPlan
+
+if TYPE_CHECKING:
+    from ..allocation.index import ClusterIndex
 
 Obj = dict[str, Any]
 
@@ -114,10 +119,6 @@ def failure_reasons(allocator: Any, node: Obj, claims: list[Obj], tracer: Any = 
                     deadline: float | None = None) -> list[str]:
     """The specific reason a node is unschedulable (explain's one-line node reason), from the
     given explain tracer or from a second, traced allocation attempt; [] when none is known."""
-    try:
-        from ..allocation.explain import ExplainTracer, explain_node
-    except ImportError:  # pragma: no cover - explain is part of the allocator package
-        return []
     name = node_name(node)
     try:
         if not isinstance(tracer, ExplainTracer):
@@ -169,14 +170,17 @@ def rank(outcomes: Iterable[NodeOutcome]) -> list[NodeOutcome]:
 def run_preview(state: ClusterState, plan: PreviewPlan, gates: Any, nodes: Sequence[Obj],
                 tracer_factory: Callable[[Obj], Any] | None = None, allocator: Any = None,
                 progress: Callable[[int, int], None] | None = None,
-                explain_failures: bool = True, timeout: float | None = FILTER_TIMEOUT) -> PreviewResult:
+                explain_failures: bool = True, timeout: float | None = FILTER_TIMEOUT,
+                index: "ClusterIndex | None" = None) -> PreviewResult:
     """Try ``plan`` on every node in ``nodes``; ``tracer_factory(node)`` gives a tracer per node (explain).
 
     With ``explain_failures`` an unschedulable node's reason is explain's specific one-liner
     (a second, traced attempt on that node) instead of the scheduler's generic
     "cannot allocate all claims". ``timeout`` (seconds; None or 0: no limit) bounds the whole
     run, as the scheduler's filter timeout bounds one node: nodes not decided by then end
-    as errors with the scheduler's words.
+    as errors with the scheduler's words. ``index`` is the caller's
+    :class:`~kubectl_dra.allocation.index.ClusterIndex` of ``state``, kept across previews
+    of one snapshot (built here when not given).
     """
     deadline = time.monotonic() + timeout if timeout else None
     if gates is not None and not gates.enabled(BASE_GATE):
@@ -186,7 +190,9 @@ def run_preview(state: ClusterState, plan: PreviewPlan, gates: Any, nodes: Seque
     if allocator is None:
         from ..allocation import Allocator
 
-        allocator = Allocator(allocator_state(state, plan), gates)
+        # claims being previewed are left out of the in-use devices by key (Allocator.allocate),
+        # so a claim from a file does not compete with its stored namesake
+        allocator = Allocator(state, gates, index)
     outcomes = []
     for i, node in enumerate(nodes):
         tracer = tracer_factory(node) if tracer_factory is not None else None

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import sys
@@ -18,8 +17,6 @@ from .shapes import shape_errors
 from .snapshot import KINDS, ClusterState, Obj
 
 _SUFFIXES = (".yaml", ".yml", ".json")
-#: states with at least this many objects are kept out of the cyclic GC's walks once loaded
-_FREEZE_AT = 1000
 #: largest file (or stdin) read: bigger inputs are refused before they are read into memory
 MAX_INPUT_BYTES = 512 * 1024 * 1024
 _CHUNK = 16 * 1024 * 1024
@@ -238,24 +235,13 @@ def load_state(paths: Iterable[str]) -> ClusterState:
     paths = list(paths)
     state = ClusterState()
     count = 0
-    # Parsing a big dump creates millions of containers, each of which would make the
-    # cyclic GC walk the growing heap again; parsed objects form no cycles.
-    gc_was_on = gc.isenabled()
-    gc.disable()
-    try:
-        for origin, obj in _load(paths):
-            count += 1
-            if obj.get("kind") in KINDS:
-                _check_identity(obj, origin)
-                _check_types(obj, origin)
-            state.add(obj, origin)
-    finally:
-        if gc_was_on:
-            gc.enable()
-    if count >= _FREEZE_AT:
-        # The objects live as long as the command: keep later collections (during a
-        # whole-cluster preview) from walking all of them again and again.
-        gc.freeze()
+    # (the cyclic GC's cost over a big dump is the entry point's to tune: cli.main.tune_process)
+    for origin, obj in _load(paths):
+        count += 1
+        if obj.get("kind") in KINDS:
+            _check_identity(obj, origin)
+            _check_types(obj, origin)
+        state.add(obj, origin)
     if count == 0:
         shown = ", ".join("<stdin>" if p == "-" else p for p in paths)
         raise InputError(f"{shown}: no objects found (expected a dump such as "

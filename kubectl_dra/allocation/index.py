@@ -1,0 +1,166 @@
+"""What the allocator derives from one cluster snapshot, built once and owned by the caller.
+
+A :class:`ClusterIndex` holds the views of the ResourceSlices (with the selector answers
+remembered on their devices), the pools each node sees per feature set, the DeviceClasses
+by name and the devices that allocated claims hold. It describes the snapshot as it was
+when the index was built: change the state and build a new index (an Allocator built
+without one builds its own). Callers that preview many times over one snapshot (explain,
+fit, benchmarks) build it once and hand it to every Allocator.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Mapping
+
+from ..model.devices import SliceView, slice_view
+from ..model.nodes import node_matches, node_name
+from .inuse import InUse, claim_key, gather_in_use
+from .pools import Pool, gather_pools, pool_order
+
+if TYPE_CHECKING:
+    from ..state import ClusterState
+    from .allocator import Features
+
+#: (namespace, name) of a claim
+ClaimKey = tuple[str, str]
+#: the pools of one node: those with devices for it, and those that block "all devices" requests
+NodePools = tuple[list[Pool], list[Pool]]
+
+
+def _may_reach(sv: SliceView, node: Mapping[str, Any]) -> bool:
+    """Whether a device slice without nodeName offers devices to the node."""
+    if sv.all_nodes or sv.node_selector is not None:
+        return node_matches(node, "", sv.all_nodes, sv.node_selector)
+    if sv.per_device_node_selection:
+        return any(node_matches(node, d.node_name, d.all_nodes, d.node_selector) for d in sv.devices)
+    return False
+
+
+class SliceIndex:
+    """The slices by node and by pool, and the pools each node sees, for one set of the
+    features that change what a pool is (partitionable devices, compatibility groups)."""
+
+    def __init__(self, views: list[SliceView], partitionable: bool, compat_groups: bool) -> None:
+        #: tells this index's entries in an InUse's per-pool caches apart from another
+        #: feature set's (the owning ClusterIndex keeps the object, and so the id, alive)
+        self.serial = id(self)
+        self.slices = views
+        self.partitionable = partitionable
+        self.compat_groups = compat_groups
+        #: device slices naming a node, by node; other device slices may reach any node;
+        #: slices with shared counters reach every node (upstream includes them always)
+        self.by_node: dict[str, list[SliceView]] = {}
+        self.anywhere: list[SliceView] = []
+        self.counter_slices: dict[tuple[str, str], list[SliceView]] = {}
+        self.by_pool: dict[tuple[str, str], list[SliceView]] = {}
+        for sv in views:
+            self.by_pool.setdefault(sv.pool_id, []).append(sv)
+            if sv.shared_counter_names:
+                self.counter_slices.setdefault(sv.pool_id, []).append(sv)
+            elif sv.node_name:
+                self.by_node.setdefault(sv.node_name, []).append(sv)
+            else:
+                self.anywhere.append(sv)
+        self._counter_problems: list[Pool] | None = None
+        self._pools: dict[tuple[str, tuple[tuple[str, Any], ...]], NodePools] = {}
+
+    def counter_only_problems(self) -> list[Pool]:
+        """Incomplete or invalid pools as a node sees them when none of their device slices reach it.
+
+        Upstream gathers every slice with shared counters for every node; such a pool
+        offers no devices to the node but can still be incomplete or invalid, which
+        matters for "all devices" requests and for the invalid-pool error. This view
+        does not depend on the node, so it is computed once.
+        """
+        if self._counter_problems is None:
+            if not self.partitionable or not self.counter_slices:
+                self._counter_problems = []
+            else:
+                candidates = sorted((sv for group in self.counter_slices.values() for sv in group), key=lambda s: s.index)
+                pools = gather_pools(candidates, self.by_pool, {}, partitionable=True, compat_groups=self.compat_groups)
+                self._counter_problems = [p for p in pools if p.incomplete or p.invalid]
+        return self._counter_problems
+
+    def pools_for(self, node: Mapping[str, Any]) -> NodePools:
+        """Pools for ``node``: those with devices for it in search order, and every pool
+        that blocks "all devices" requests (incomplete or invalid), also in search order.
+
+        Remembered per node name and labels (what node selection reads).
+        """
+        name = node_name(node)
+        labels = (node.get("metadata") or {}).get("labels") or {}
+        key = (name, tuple(sorted(labels.items(), key=lambda kv: str(kv[0]))) if isinstance(labels, dict) else ())
+        found = self._pools.get(key)
+        if found is None:
+            found = self._pools[key] = self._gather(node, name)
+        return found
+
+    def _gather(self, node: Mapping[str, Any], name: str) -> NodePools:
+        """Gather the pools of one node (upstream GatherPools; see :meth:`pools_for`)."""
+        reaching = list(self.by_node.get(name, ()))
+        if self.anywhere:
+            reaching += [sv for sv in self.anywhere if _may_reach(sv, node)]
+        touched = {sv.pool_id for sv in reaching}
+        if self.partitionable:
+            for pool_id in touched:
+                reaching += self.counter_slices.get(pool_id, ())
+        reaching.sort(key=lambda s: s.index)
+        pools = gather_pools(reaching, self.by_pool, node, partitionable=self.partitionable,
+                             compat_groups=self.compat_groups)
+        problems = [p for p in pools if p.incomplete or p.invalid]
+        problems += [p for p in self.counter_only_problems() if p.id not in touched]
+        problems.sort(key=pool_order)
+        return (pools, problems)
+
+
+class ClusterIndex:
+    """Everything the allocator derives from one snapshot (see the module docstring)."""
+
+    def __init__(self, state: "ClusterState") -> None:
+        self.state = state
+        #: one view per ResourceSlice, in the state's order
+        self.slice_views: list[SliceView] = [slice_view(s, i) for i, s in enumerate(state.resource_slices)]
+        self._views_by_identity = {id(sv.raw): sv for sv in self.slice_views}
+        self._slice_indexes: dict[tuple[bool, bool], SliceIndex] = {}
+        #: DeviceClasses by name (the first of a name wins, as a lister returns one)
+        self.classes: dict[str, Mapping[str, Any]] = {}
+        for c in state.device_classes:
+            self.classes.setdefault((c.get("metadata") or {}).get("name") or "", c)
+        #: claims with an allocation: their devices are in use
+        self.allocated_claims = [c for c in state.resource_claims if (c.get("status") or {}).get("allocation")]
+        self.allocated_keys = frozenset(claim_key(c) for c in self.allocated_claims)
+        #: (namespace, name) of every claim stored in the snapshot
+        self.claim_keys = frozenset(claim_key(c) for c in state.resource_claims)
+        self._in_use: dict[tuple[frozenset[ClaimKey], bool], InUse] = {}
+        self._tokens: dict[tuple[Any, ...], int] = {}
+
+    def slices(self, features: "Features") -> SliceIndex:
+        """The slices and pools as the allocator with ``features`` sees them."""
+        key = (features.partitionable, features.compatibility_groups)
+        found = self._slice_indexes.get(key)
+        if found is None:
+            found = self._slice_indexes[key] = SliceIndex(self.slice_views, *key)
+        return found
+
+    def view_of(self, raw: Mapping[str, Any]) -> SliceView | None:
+        """The view of one of the snapshot's ResourceSlice dicts (None for another dict)."""
+        view = self._views_by_identity.get(id(raw))
+        return view if view is not None and view.raw is raw else None
+
+    def in_use(self, exclude: frozenset[ClaimKey], consumable_capacity: bool) -> InUse:
+        """Devices that allocated claims hold, except those of the claims in ``exclude``
+        (claims being allocated again). The same object for the same question: the search
+        keeps per-pool answers on it."""
+        key = (exclude & self.allocated_keys, consumable_capacity)
+        found = self._in_use.get(key)
+        if found is None:
+            found = self._in_use[key] = gather_in_use(self.allocated_claims, key[0], consumable_capacity)
+        return found
+
+    def token(self, signature: tuple[Any, ...]) -> int:
+        """A small int standing for a selectability signature (cheap keys on every device's
+        remembered answers); negative, so never one of the CEL cache's own keys."""
+        found = self._tokens.get(signature)
+        if found is None:
+            found = self._tokens[signature] = -1 - len(self._tokens)
+        return found
