@@ -171,3 +171,21 @@ def test_output_types_for_derived_attributes(expression, output_type):
     result = check_expression(expression, result="any")
     assert result.ok and result.output_type == output_type
     assert compile_expression(expression, result="any").output_type == output_type
+
+
+def test_engine_error_texts_read_as_cel_go() -> None:
+    """Errors users read carry cel-go's words, not cel-cpp's."""
+    from kubectl_dra.cel import compile_expression as compile_
+    from kubectl_dra.cel import make_device_input as device
+    from kubectl_dra.errors import CELRuntimeError as RuntimeErr
+
+    dev = device("", {"name": "d"})
+    for expression, text in (
+            ("[1, 2][5] == 1", "index '5' out of range in list size '2'"),
+            ("'abc'.charAt(9) == ''", "index out of range: 9"),
+            ("'abc'.substring(2, 1) == ''", "invalid substring range. start: 2, end: 1"),
+            ("dyn('%d').format([dyn('x')]) == ''",
+             "error during formatting: decimal clause can only be used on integers, was given string")):
+        with pytest.raises(RuntimeErr) as err:
+            compile_(expression).matches(dev)
+        assert str(err.value) == text
