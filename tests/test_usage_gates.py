@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from kubectl_dra.allocation import Allocator
-from kubectl_dra.allocation.explain import ExplainTracer
+from kubectl_dra.explain import ExplainTracer
 from kubectl_dra.allocation.trace import RejectionCode
 from kubectl_dra.cli.main import cli
 from kubectl_dra.cli.usage import render_table
@@ -174,23 +174,15 @@ def test_cli_gates_wide_and_json(tmp_path, cli_runner):
 
 
 @pytest.mark.slow
-def test_usage_stays_fast_with_gates():
-    """5,000 nodes x 8 partitionable devices: accounting with the gate checks stays fast (the
-    budget is 1 s warm on a quiet machine, see benchmarks/bench_explain_usage.py; the bound
-    here leaves room for a machine shared with other test workers)."""
+def test_usage_with_gates_on_a_big_cluster_counts_every_device():
+    """5,000 nodes x 8 partitionable devices under 1.34's gates: every device is counted once
+    (its speed is benchmarks/bench_explain_usage.py's to measure: no wall clock in tests)."""
     from benchmarks import synthetic
 
     state = ClusterState()
     state.extend(synthetic.cluster(5000, 8, in_use=0.25, partitionable=True))
     gate_set = gates(version="1.34")
-    compute_usage(state, gates=gate_set)
-    best = min(_timed(lambda: compute_usage(state, gates=gate_set)) for _ in range(3))
-    assert best < 3.0, best
-
-
-def _timed(fn: Any) -> float:
-    import time
-
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
+    report = compute_usage(state, gates=gate_set)
+    assert report.cluster.devices == 5000 * 8
+    assert report.cluster.allocated == 5000 * 2
+    assert compute_usage(state, gates=gate_set).to_dict() == report.to_dict()
