@@ -7,8 +7,10 @@ from typing import Any
 
 import pytest
 
+from kubectl_dra.validation.admission import review
 from kubectl_dra.validation.deviceclass import is_extended_resource_name, prepare_device_class, validate_device_class
 from kubectl_dra.validation.field import INVALID, REQUIRED, TOO_LONG, TOO_MANY, FieldError
+from kubectl_dra.validation.schema import decode_errors
 
 
 class Gates:
@@ -24,6 +26,10 @@ def class_(**spec: Any) -> dict[str, Any]:
 
 
 def run(obj: dict[str, Any], old: dict[str, Any] | None = None) -> list[FieldError]:
+    """Decode, then prepare a copy and validate it, as the API server does (decode errors end it)."""
+    undecodable = decode_errors(obj, "DeviceClass") + (decode_errors(old, "DeviceClass") if old is not None else [])
+    if undecodable:
+        return undecodable
     new = copy.deepcopy(obj)
     assert prepare_device_class(new, old, Gates()) is new
     return validate_device_class(new, old, Gates())
@@ -104,8 +110,9 @@ def test_wrong_json_types_are_reported_before_validation() -> None:
     obj = class_(selectors=[{"cel": {"expression": 5}}], config=[{"opaque": "x"}], extendedResourceName=["a"])
     obj["metadata"]["namespace"] = "ns"
     submitted = copy.deepcopy(obj)
-    assert prepare_device_class(obj, None, Gates()) == submitted
-    assert kinds(validate_device_class(obj, None, Gates())) == {
+    decision = review(obj, gates=Gates())
+    assert not decision.allowed and decision.object == submitted  # nothing cleared from an undecodable request
+    assert kinds(decision.errors) == kinds(run(obj)) == {
         ("FieldValueTypeInvalid", "spec.selectors[0].cel.expression"),
         ("FieldValueTypeInvalid", "spec.config[0].opaque"),
         ("FieldValueTypeInvalid", "spec.extendedResourceName"),

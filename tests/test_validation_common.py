@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kubectl_dra.validation import common as c
+from kubectl_dra.validation import schema
 from kubectl_dra.validation.field import (
     DUPLICATE,
     FORBIDDEN,
@@ -360,29 +361,43 @@ def test_gate_enabled_duck_typed() -> None:
 # Shapes
 
 
-def test_check_shape_reports_type_errors_at_paths() -> None:
-    shape = {"n": int, "b": bool, "q": c.QUANTITY, "l": [str], "m": c.MapOf({"v": str}), "any": c.ANY}
+def test_schema_reports_type_errors_at_paths() -> None:
+    spec = {"n": schema.INT, "b": schema.BOOL, "q": schema.QUANTITY, "l": [schema.STR],
+            "m": schema.map_of({"v": schema.STR}), "any": schema.ANY}
+    compiled = schema.Schema(spec)
     value = {"n": True, "b": 1, "q": "1 Gi", "l": ["a", 2], "m": {"k": {"v": []}}, "any": object(), "extra": 1}
-    assert kinds(c.check_shape(value, shape, P)) == {
+    assert not compiled.fits(value)
+    assert kinds(compiled.errors(value, P)) == {
         ("FieldValueTypeInvalid", "x.n"),
         ("FieldValueTypeInvalid", "x.b"),
         ("FieldValueTypeInvalid", "x.q"),
         ("FieldValueTypeInvalid", "x.l[1]"),
         ("FieldValueTypeInvalid", "x.m[k].v"),
     }
-    assert c.check_shape({"n": None, "q": 5, "l": None}, shape, P) == []
-    assert kinds(c.check_shape({"n": 2**63}, shape, P)) == {("FieldValueTypeInvalid", "x.n")}
-    assert kinds(c.check_shape([], shape, P)) == {("FieldValueTypeInvalid", "x")}
+    assert compiled.errors({"n": None, "q": 5, "l": None}, P) == []
+    assert compiled.errors({"n": 2**63 - 1, "q": 5}, P) == []
+    assert kinds(compiled.errors({"n": 2**63}, P)) == {("FieldValueTypeInvalid", "x.n")}
+    assert kinds(compiled.errors({"n": -(2**63) - 1}, P)) == {("FieldValueTypeInvalid", "x.n")}
+    assert kinds(compiled.errors([], P)) == {("FieldValueTypeInvalid", "x")}
+
+
+def test_integers_are_int64_in_every_kind() -> None:
+    """One integer rule: a count beyond int64 fails to decode as a generation beyond it does."""
+    claim = {"kind": "ResourceClaim", "metadata": {"name": "c", "generation": 2**63},
+             "spec": {"devices": {"requests": [{"name": "r", "exactly": {"count": 2**64}}]}}}
+    assert {e.field for e in schema.decode_errors(claim, "ResourceClaim")} == {
+        "metadata.generation", "spec.devices.requests[0].exactly.count"}
+    assert all(e.message == "must be a 64-bit integer (out of range)"
+               for e in schema.decode_errors(claim, "ResourceClaim"))
 
 
 def test_timestamps_may_arrive_as_datetimes() -> None:
     import datetime
 
     taint = {"key": "k", "effect": "NoSchedule", "timeAdded": datetime.datetime(2026, 1, 1)}
-    assert c.check_shape(taint, c.DEVICE_TAINT_SHAPE, P) == []
-    assert kinds(c.check_shape(dict(taint, timeAdded=5), c.DEVICE_TAINT_SHAPE, P)) == {
-        ("FieldValueTypeInvalid", "x.timeAdded")
-    }
+    compiled = schema.Schema(schema.DEVICE_TAINT)
+    assert compiled.errors(taint, P) == []
+    assert kinds(compiled.errors(dict(taint, timeAdded=5), P)) == {("FieldValueTypeInvalid", "x.timeAdded")}
 
 
 def test_annotation_size_counts_bytes() -> None:

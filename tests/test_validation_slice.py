@@ -18,6 +18,7 @@ from kubectl_dra.validation.field import (
     TOO_MANY,
     FieldError,
 )
+from kubectl_dra.validation.schema import decode_errors
 from kubectl_dra.validation.resourceslice import (
     prepare_resource_slice,
     validate_resource_slice,
@@ -53,8 +54,12 @@ def slice_(*devices: dict[str, Any], **spec: Any) -> dict[str, Any]:
 
 
 def run(obj: dict[str, Any], old: dict[str, Any] | None = None, gates: Any = None) -> tuple[dict, list[FieldError]]:
-    """Prepare a copy, then validate it, as the API server does."""
+    """Decode, then prepare a copy and validate it, as the API server does (decode errors end it,
+    the object left as submitted)."""
     gates = gates if gates is not None else Gates(*ALL)
+    undecodable = decode_errors(obj, "ResourceSlice") + (decode_errors(old, "ResourceSlice") if old is not None else [])
+    if undecodable:
+        return copy.deepcopy(obj), undecodable
     new = copy.deepcopy(obj)
     result = prepare_resource_slice(new, copy.deepcopy(old), gates)
     assert result[0] is new
@@ -353,3 +358,101 @@ def test_capacity_rewritten_in_other_units_counts_as_unchanged() -> None:
     assert run(new, old)[1] == []
     new["spec"]["devices"][0]["capacity"]["bad-name"]["value"] = "2Gi"
     assert kinds(run(new, old)[1]) == {(INVALID, "spec.devices[0].capacity")}
+
+
+# ---------------------------------------------------------------------------
+# Decoding through review(): a value of the wrong JSON type anywhere ends the request
+
+
+def _rich_for_review() -> dict[str, Any]:
+    """A ResourceSlice that uses most fields of its decode schema."""
+    return {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+        "metadata": {"name": "s", "labels": {"a": "b"}, "generation": 1, "finalizers": ["f"]},
+        "spec": {
+            "driver": "gpu.example.com", "nodeName": "node-1", "partitionTypeAttribute": "gpu.example.com/t",
+            "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1},
+            "devices": [{
+                "name": "d0",
+                "attributes": {"gpu.example.com/i": {"int": 3}, "gpu.example.com/l": {"ints": [1, 2]},
+                               "gpu.example.com/s": {"string": "a"}, "gpu.example.com/v": {"version": "1.0.0"}},
+                "capacity": {"gpu.example.com/m": {"value": "1Gi", "requestPolicy": {
+                    "default": "1Gi", "validRange": {"min": "1Gi", "max": "2Gi", "step": "1Gi"}}}},
+                "taints": [{"key": "k", "value": "v", "effect": "NoSchedule", "timeAdded": "2024-01-01T00:00:00Z"}],
+                "consumesCounters": [{"counterSet": "c", "counters": {"x": {"value": "1"}}}],
+                "bindingConditions": ["a"], "allowMultipleAllocations": True,
+            }],
+        },
+    }
+
+
+#: values put in place of each member in turn: every JSON type, an out-of-range integer,
+#: a string that is no quantity, a float, and null
+_WRONG_VALUES: tuple[Any, ...] = (1, "x", True, [], {}, 2**70, "12zz", 1.5, None, ["x"], {"k": "v"})
+
+
+def _mutations(value: Any, path: tuple = ()) -> Any:
+    """(path, replacement) for every member and item of ``value``, with each wrong value."""
+    children = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, child in children:
+        here = path + (key,)
+        for wrong in _WRONG_VALUES:
+            yield here, wrong
+        yield from _mutations(child, here)
+
+
+def _mutated(obj: dict[str, Any], path: tuple, wrong: Any) -> dict[str, Any]:
+    out = copy.deepcopy(obj)
+    target = out
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = copy.deepcopy(wrong)
+    return out
+
+
+def test_review_denies_exactly_the_undecodable_mutations_with_their_decode_errors() -> None:
+    from kubectl_dra.gates import FeatureGates
+    from kubectl_dra.validation.admission import review
+
+    gates = FeatureGates.default()
+    base = _rich_for_review()
+    undecodable = 0
+    for path, wrong in list(_mutations(base))[::2]:
+        obj = _mutated(base, path, wrong)
+        for op, old in (("CREATE", None), ("UPDATE", base)):
+            decision = review(copy.deepcopy(obj), operation=op, old=copy.deepcopy(old), gates=gates)
+            decode = decode_errors(obj, "ResourceSlice")
+            if decode:
+                undecodable += 1
+                assert not decision.allowed and decision.errors == decode, (path, wrong, op)
+                assert decision.object == obj and decision.patch == []  # left as submitted
+            else:
+                assert all(e.type != "FieldValueTypeInvalid" for e in decision.errors), (path, wrong, op)
+    assert undecodable > 100  # the mutations do reach the type checks
+
+
+def test_malformed_device_reports_its_type_error_once_through_review() -> None:
+    from kubectl_dra.gates import FeatureGates
+    from kubectl_dra.validation.admission import review
+
+    obj = _rich_for_review()
+    obj["spec"]["devices"][0]["attributes"]["gpu.example.com/i"]["int"] = 2**70
+    decision = review(obj, gates=FeatureGates.default())
+    assert not decision.allowed
+    assert [e.field for e in decision.errors] == ["spec.devices[0].attributes[gpu.example.com/i].int"]
+
+
+@pytest.mark.parametrize(
+    ("member", "value", "field"),
+    [
+        ("taints", [{"key": "k", "effect": "Bogus"}], "spec.devices[0].taints[0].effect"),
+        ("consumesCounters", [{"counterSet": "", "counters": {}}], "spec.devices[0].consumesCounters[0].counterSet"),
+        ("bindingFailureConditions", ["x"], "spec.devices[0].bindingConditions"),
+        ("nodeAllocatableResources", {"bogus": {}}, "spec.devices[0].nodeAllocatableResources[bogus]"),
+    ],
+)
+def test_features_a_device_uses_are_validated(member: str, value: Any, field: str) -> None:
+    obj = slice_({"name": "d0", member: value})
+    gates = Gates("DRADeviceTaints", "DRAPartitionableDevices", "DRADeviceBindingConditions",
+                  "DRAResourceClaimDeviceStatus", "DRANodeAllocatableResources")
+    assert field in [e.field for e in run(obj, gates=gates)[1]]

@@ -3,8 +3,7 @@
 - request bodies: orjson where it agrees with :func:`json.loads`, json everywhere else;
 - the JSONPatch of a decision: computed only over the changed part, equal to jsonpatch's
   whole-document diff;
-- decoding and shape checks: the boolean first pass accepts exactly what the error-collecting
-  pass finds nothing in.
+- decoding: a compiled schema's boolean pass accepts exactly what its error walk finds nothing in.
 """
 
 from __future__ import annotations
@@ -19,9 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kubectl_dra.validation import admission, common
+from kubectl_dra.model.jsoncopy import copy_json
+from kubectl_dra.validation import admission, schema
 from kubectl_dra.validation.field import Path
-from kubectl_dra.validation.resourceslice import RESOURCE_SLICE_SHAPE
 from webhook.review import _loads
 
 SCALARS = st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70) | st.floats(
@@ -147,29 +146,24 @@ SCHEMA_VALUES = st.recursive(
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.dictionaries(st.sampled_from(["metadata", "spec"]), SCHEMA_VALUES, max_size=2))
-def test_decode_fast_pass_agrees_with_the_error_pass(obj: dict) -> None:
-    for kind, schema in admission.SCHEMAS.items():
-        found: list = []
-        admission._check_type(obj, schema, None, found)
-        assert admission._checker(schema)(obj) == (not found), kind
-
-
-@settings(max_examples=400, deadline=None)
-@given(SCHEMA_VALUES)
-def test_shape_fast_pass_agrees_with_the_error_pass(value: Any) -> None:
-    for key, shape in RESOURCE_SLICE_SHAPE.items():
-        assert common._shape_checker(shape)(value) == (not common._shape_errors(value, shape, Path.root(key)))
+@given(st.dictionaries(st.sampled_from(["metadata", "spec", "status"]), SCHEMA_VALUES, max_size=3))
+def test_schema_fits_exactly_when_its_error_walk_finds_nothing(obj: dict) -> None:
+    for kind, compiled in schema.KIND_SCHEMAS.items():
+        assert compiled.fits(obj) == (not compiled.errors(obj, Path("x"))), kind
+    for spec in (schema.NODE_SELECTOR, schema.DEVICE_TAINT, schema.OBJECT_META):
+        for value in obj.values():
+            compiled = schema.Schema(spec)
+            assert compiled.fits(value) == (not compiled.errors(value, Path("x")))
 
 
 def test_decode_of_a_valid_and_of_a_broken_slice() -> None:
     from benchmarks.bench_admission import slice_64
 
     good = slice_64()
-    assert admission.decode_errors(good, "ResourceSlice") == []
+    assert schema.decode_errors(good, "ResourceSlice") == []
     bad = slice_64()
     bad["spec"]["devices"][5]["capacity"]["gpu.example.com/memory"]["value"] = "lots"
-    errors = admission.decode_errors(bad, "ResourceSlice")
+    errors = schema.decode_errors(bad, "ResourceSlice")
     assert [e.field for e in errors] == ["spec.devices[5].capacity[gpu.example.com/memory].value"]
 
 
@@ -177,7 +171,7 @@ def test_decode_of_a_valid_and_of_a_broken_slice() -> None:
 @given(JSON)
 def test_json_copy_is_an_equal_independent_copy(value: Any) -> None:
     copied = admission._json_copy(value)
-    assert _same_json(copied, admission._walk_copy(value))
+    assert _same_json(copied, copy_json(value))
     if isinstance(value, (dict, list)) and value:
         assert copied is not value
         copied.clear()

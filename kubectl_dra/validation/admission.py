@@ -8,20 +8,22 @@ mutated object and the RFC 6902 patch that turns the submitted object into it.
 
 from __future__ import annotations
 
-import copy
-import importlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import jsonpatch
+import orjson
 
-try:  # a much faster exact serialiser, for comparing objects; json is the fallback
-    import orjson as _orjson
-except ImportError:  # pragma: no cover - orjson is a declared dependency
-    _orjson = None
-
+from ..model.jsoncopy import copy_json, dumps_json
+from . import deviceclass, pod, podgroup, resourceclaim, resourceclaimtemplate, resourceslice
 from .field import FieldError, forbidden, internal
 from .field import Path as FieldPath
+from .schema import ANY, BOOL, INT, QUANTITY, SCHEMAS, STR, decode_errors
+
+#: the decode schemas are :mod:`.schema`'s; their names stay importable from here for the
+#: state loader, which checks the core/v1 fields it reads in the same notation
+__all__ = ["ANY", "BOOL", "INT", "QUANTITY", "SCHEMAS", "STR", "SUPPORTED_KINDS", "NAMESPACED_KINDS",
+           "ADMIN_ACCESS_LABEL", "Decision", "decode_errors", "make_patch", "review"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..gates import FeatureGates
@@ -31,30 +33,28 @@ SUPPORTED_KINDS: frozenset[str] = frozenset(
     {"ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "PodGroup", "Pod"}
 )
 
-#: kind -> (module, prepare function, validate function); each prepare is
-#: ``prepare(obj, old, gates) -> dict | (dict, warnings)`` and each validate
-#: ``validate(obj, old, gates) -> list[FieldError]``.
-_HANDLERS: dict[str, tuple[str, str, str]] = {
-    "ResourceSlice": ("kubectl_dra.validation.resourceslice", "prepare_resource_slice", "validate_resource_slice"),
-    "DeviceClass": ("kubectl_dra.validation.deviceclass", "prepare_device_class", "validate_device_class"),
-    "ResourceClaim": ("kubectl_dra.validation.resourceclaim", "prepare_resource_claim", "validate_resource_claim"),
+Prepare = Callable[..., Any]
+Validate = Callable[..., list[FieldError]]
+
+#: kind -> (prepare, validate): each prepare is ``prepare(obj, old, gates) -> dict | (dict, warnings)``
+#: and each validate ``validate(obj, old, gates) -> list[FieldError]``; both may rely on ``obj``
+#: and ``old`` fitting the kind's decode schema (:mod:`.schema`), which :func:`review` checks first.
+_HANDLERS: dict[str, tuple[Prepare, Validate]] = {
+    "ResourceSlice": (resourceslice.prepare_resource_slice, resourceslice.validate_resource_slice),
+    "DeviceClass": (deviceclass.prepare_device_class, deviceclass.validate_device_class),
+    "ResourceClaim": (resourceclaim.prepare_resource_claim, resourceclaim.validate_resource_claim),
     "ResourceClaimTemplate": (
-        "kubectl_dra.validation.resourceclaimtemplate",
-        "prepare_resource_claim_template",
-        "validate_resource_claim_template",
+        resourceclaimtemplate.prepare_resource_claim_template,
+        resourceclaimtemplate.validate_resource_claim_template,
     ),
-    "PodGroup": ("kubectl_dra.validation.podgroup", "prepare_pod_group", "validate_pod_group"),
-    "Pod": ("kubectl_dra.validation.pod", "prepare_pod", "validate_pod"),
+    "PodGroup": (podgroup.prepare_pod_group, podgroup.validate_pod_group),
+    "Pod": (pod.prepare_pod, pod.validate_pod),
 }
 
 #: kind -> handlers of its status subresource (UPDATE only).
-_STATUS_HANDLERS: dict[str, tuple[str, str, str]] = {
-    "ResourceClaim": (
-        "kubectl_dra.validation.resourceclaim",
-        "prepare_resource_claim_status",
-        "validate_resource_claim_status",
-    ),
-    "PodGroup": ("kubectl_dra.validation.podgroup", "prepare_pod_group_status", "validate_pod_group_status"),
+_STATUS_HANDLERS: dict[str, tuple[Prepare, Validate]] = {
+    "ResourceClaim": (resourceclaim.prepare_resource_claim_status, resourceclaim.validate_resource_claim_status),
+    "PodGroup": (podgroup.prepare_pod_group_status, podgroup.validate_pod_group_status),
 }
 
 #: The API group each kind is served from, for the API server's "Kind.group" wording.
@@ -161,26 +161,16 @@ def review(
         raise ValueError("an UPDATE needs the stored (old) object")
     old_obj = _json_copy(old) if operation == "UPDATE" else None
 
-    module_name, prepare_name, validate_name = handler
-    module = importlib.import_module(module_name)
-    prepare = getattr(module, prepare_name)
-    validate = getattr(module, validate_name)
+    # decoding: a value of the wrong type ends the request before any admission step
+    decode = decode_errors(submitted, kind)
+    if old_obj is not None:
+        decode += decode_errors(old_obj, kind, prefix="in the stored object: ")
+    if decode:
+        return Decision(kind, name, ns, operation, False, decode, [], [], _json_copy(submitted))
 
-    # decoding: a value of the wrong type ends the request before any admission step. Kinds whose
-    # handlers re-check their own shape get one pass over both schemas; only a failure of that
-    # pass walks again, for the decode errors and then (in the handlers) the shape errors.
-    both = None if subresource else _both_checker(kind, module)
-    shape_checked = both is not None and both(submitted) and (old_obj is None or both(old_obj))
-    if not shape_checked:
-        decode = decode_errors(submitted, kind)
-        if old_obj is not None:
-            decode += decode_errors(old_obj, kind, prefix="in the stored object: ")
-        if decode:
-            return Decision(kind, name, ns, operation, False, decode, [], [], _json_copy(submitted))
-    checked: dict[str, bool] = {"shape_checked": True} if shape_checked else {}
-
+    prepare, validate = handler
     warnings: list[str] = []
-    prepared = prepare(_json_copy(submitted), old_obj, gates, **checked)
+    prepared = prepare(_json_copy(submitted), old_obj, gates)
     if isinstance(prepared, tuple):  # (object, warnings) from handlers that explain what they dropped
         prepared, extra = prepared
         warnings.extend(extra)
@@ -189,7 +179,7 @@ def review(
         errors.extend(_authorize_admin_access_status(prepared, old_obj, namespace_labels))
     elif not subresource and operation == "CREATE" and kind in ("ResourceClaim", "ResourceClaimTemplate"):
         errors.extend(_authorize_admin_access(prepared, namespace_labels))
-    errors.extend(validate(prepared, old_obj, gates, **checked))
+    errors.extend(validate(prepared, old_obj, gates))
     errors = _unique(errors)
 
     patch = make_patch(submitted, prepared)
@@ -199,21 +189,15 @@ def review(
 def _json_copy(value: Any) -> Any:
     """A deep copy of decoded JSON/YAML (dicts, lists, scalars), several times faster than
     :func:`copy.deepcopy` on the large objects a file of slices holds: an orjson round trip when
-    it gives back an equal value (not for NaN, big integers, tuples, dates, ...), else a walk."""
-    if _orjson is not None and isinstance(value, (dict, list)):
+    it gives back an equal value (not for NaN, big integers, tuples, dates, ...), else a walk on
+    an explicit stack (any depth the API server accepts)."""
+    if isinstance(value, (dict, list)):
         try:
-            copied = _orjson.loads(_orjson.dumps(value))
+            copied = orjson.loads(orjson.dumps(value))
         except (TypeError, ValueError):
             copied = None
         if copied is not None and copied == value:
             return copied
-    return _walk_copy(value)
-
-
-def _walk_copy(value: Any) -> Any:
-    """:func:`_json_copy` by a walk on an explicit stack (any depth the API server accepts)."""
-    from ..model.jsoncopy import copy_json
-
     return copy_json(value)
 
 
@@ -268,8 +252,6 @@ def _pointer_token(part: str | int) -> str:
 def _same(a: Any, b: Any) -> bool:
     """True when two decoded JSON values serialise identically (so ``1``, ``1.0`` and ``True``
     differ, as they do for jsonpatch); members in another order count as a difference."""
-    from ..model.jsoncopy import dumps_json  # any nesting depth (opaque parameters may nest deep)
-
     if a is b:
         return True
     try:
@@ -277,12 +259,11 @@ def _same(a: Any, b: Any) -> bool:
             return False
     except RecursionError:  # nested deeper than == can recurse: compare the texts
         pass
-    if _orjson is not None:
-        try:
-            return _orjson.dumps(a) == _orjson.dumps(b)
-        except (TypeError, ValueError):  # e.g. integers beyond 64 bits, depth over 255: the exact slow path
-            pass
     try:
+        return orjson.dumps(a) == orjson.dumps(b)
+    except (TypeError, ValueError):  # e.g. integers beyond 64 bits, depth over 255: the exact slow path
+        pass
+    try:  # dumps_json: any nesting depth (opaque parameters may nest deep)
         return dumps_json(a) == dumps_json(b)
     except (TypeError, ValueError):
         return False
@@ -327,9 +308,7 @@ def _authorize_admin_access(obj: dict, namespace_labels: NamespaceLabels) -> lis
 
 def _authorize_admin_access_status(obj: dict, old: dict, namespace_labels: NamespaceLabels) -> list[FieldError]:
     """A new allocation with an admin-access result needs the namespace label too."""
-    from .resourceclaim import admin_access_status_request
-
-    index = admin_access_status_request(obj, old)
+    index = resourceclaim.admin_access_status_request(obj, old)
     if index is None:
         return []
     path = FieldPath.root("status", "allocation", "devices", "results").index(index).child("adminAccess")
@@ -355,428 +334,3 @@ def _check_namespace_label(obj: dict, path: FieldPath, namespace_labels: Namespa
             f"namespace {namespace!r}",
         )
     ]
-
-
-# =========================================================================== decoding
-#
-# The API server decodes the request body into typed Go structs before any
-# admission step; a value of the wrong JSON type ends the request there. These
-# schemas restate the types of the fields the rules read, so that a malformed
-# object (possible in files given to the CLI) gets a clear error instead of
-# reaching the rules. Fields not listed are not checked (they are not read).
-
-STR, INT, BOOL, ANY, QUANTITY = "string", "integer", "boolean", "any", "quantity"
-
-
-def _map(value_schema: Any) -> tuple[str, Any]:
-    """A JSON object with arbitrary string keys whose values follow ``value_schema``."""
-    return ("map", value_schema)
-
-
-_META = {
-    "name": STR, "generateName": STR, "namespace": STR, "uid": STR, "resourceVersion": STR,
-    "generation": INT, "labels": _map(STR), "annotations": _map(STR), "finalizers": [STR],
-    "ownerReferences": [{"apiVersion": STR, "kind": STR, "name": STR, "uid": STR, "controller": BOOL,
-                         "blockOwnerDeletion": BOOL}],
-}
-_TOLERATION = {"key": STR, "operator": STR, "value": STR, "effect": STR, "tolerationSeconds": INT}
-_SELECTOR = {"cel": {"expression": STR}}
-_OPAQUE = {"driver": STR, "parameters": ANY}
-_NODE_SELECTOR_REQUIREMENT = {"key": STR, "operator": STR, "values": [STR]}
-_NODE_SELECTOR = {"nodeSelectorTerms": [{"matchExpressions": [_NODE_SELECTOR_REQUIREMENT],
-                                         "matchFields": [_NODE_SELECTOR_REQUIREMENT]}]}
-_SELECTION = {
-    "deviceClassName": STR, "selectors": [_SELECTOR], "allocationMode": STR, "count": INT,
-    "tolerations": [_TOLERATION], "capacity": {"requests": _map(QUANTITY)},
-    "derivedAttributes": [{"name": STR, "expression": STR}],
-}
-_CLAIM_SPEC = {"devices": {
-    "requests": [{
-        "name": STR,
-        "exactly": {**_SELECTION, "adminAccess": BOOL},
-        "firstAvailable": [{**_SELECTION, "name": STR}],
-    }],
-    "constraints": [{"requests": [STR], "matchAttribute": STR, "distinctAttribute": STR}],
-    "config": [{"requests": [STR], "opaque": _OPAQUE}],
-}}
-_RESULT = {
-    "request": STR, "driver": STR, "pool": STR, "device": STR, "adminAccess": BOOL, "tolerations": [_TOLERATION],
-    "bindingConditions": [STR], "bindingFailureConditions": [STR], "shareID": STR,
-    "consumedCapacity": _map(QUANTITY), "skipNodeOperations": [STR],
-}
-_CLAIM_STATUS = {
-    "allocation": {
-        "devices": {"results": [_RESULT], "config": [{"source": STR, "requests": [STR], "opaque": _OPAQUE}]},
-        "nodeSelector": _NODE_SELECTOR,
-    },
-    "reservedFor": [{"apiGroup": STR, "resource": STR, "name": STR, "uid": STR}],
-    "devices": [{
-        "driver": STR, "pool": STR, "device": STR, "shareID": STR, "data": ANY,
-        "conditions": [{"type": STR, "status": STR, "reason": STR, "message": STR, "observedGeneration": INT}],
-        "networkData": {"interfaceName": STR, "hardwareAddress": STR, "ips": [STR]},
-    }],
-}
-_CLAIM_REFERENCE = {"name": STR, "resourceClaimName": STR, "resourceClaimTemplateName": STR}
-_CONTAINER_CLAIMS = {"resources": {"claims": [{"name": STR, "request": STR}]}}
-_COUNTERS = _map({"value": QUANTITY})
-_DEVICE = {
-    "name": STR, "attributes": _map({"int": INT, "bool": BOOL, "string": STR, "version": STR}),
-    "capacity": _map({"value": QUANTITY}), "consumesCounters": [{"counterSet": STR, "counters": _COUNTERS}],
-    "nodeName": STR, "nodeSelector": _NODE_SELECTOR, "allNodes": BOOL,
-    "taints": [{"key": STR, "value": STR, "effect": STR}], "bindsToNode": BOOL,
-    "bindingConditions": [STR], "bindingFailureConditions": [STR], "allowMultipleAllocations": BOOL,
-}
-
-#: kind -> the types of the fields the rules read
-SCHEMAS: dict[str, dict[str, Any]] = {
-    "ResourceClaim": {"metadata": _META, "spec": _CLAIM_SPEC, "status": _CLAIM_STATUS},
-    "ResourceClaimTemplate": {"metadata": _META, "spec": {"metadata": _META, "spec": _CLAIM_SPEC}},
-    "PodGroup": {"metadata": _META, "spec": {"resourceClaims": [_CLAIM_REFERENCE]},
-                 "status": {"resourceClaimStatuses": [{"name": STR, "resourceClaimName": STR}]}},
-    "Pod": {"metadata": _META, "spec": {
-        "resourceClaims": [_CLAIM_REFERENCE], "resources": {"claims": [{"name": STR, "request": STR}]},
-        "containers": [_CONTAINER_CLAIMS], "initContainers": [_CONTAINER_CLAIMS],
-        "ephemeralContainers": [_CONTAINER_CLAIMS]}},
-    "DeviceClass": {"metadata": _META, "spec": {
-        "selectors": [_SELECTOR], "config": [{"opaque": _OPAQUE}], "extendedResourceName": STR}},
-    "ResourceSlice": {"metadata": _META, "spec": {
-        "driver": STR, "pool": {"name": STR, "generation": INT, "resourceSliceCount": INT},
-        "nodeName": STR, "nodeSelector": _NODE_SELECTOR, "allNodes": BOOL, "perDeviceNodeSelection": BOOL,
-        "sharedCounters": [{"name": STR, "counters": _COUNTERS}], "devices": [_DEVICE],
-        "skipNodeOperations": [STR]}},
-}
-
-
-def decode_errors(obj: Any, kind: str, prefix: str = "", schema: Any = None) -> list[FieldError]:
-    """TypeInvalid errors for every value whose JSON type does not fit the kind's schema (or
-    ``schema``, in this module's notation: the state loader checks more fields than admission)."""
-    from .field import TYPE_INVALID
-
-    out: list[tuple[FieldPath, Any, str]] = []
-    if not isinstance(obj, dict):
-        return [FieldError(TYPE_INVALID, "<root>", _json_type(obj), f"{prefix}must be an object")]
-    if schema is None:
-        schema = SCHEMAS.get(kind, _META_ONLY)
-    if _checker(schema)(obj):  # the common case: one quick pass, no paths built
-        return []
-    _check_type(obj, schema, None, out)
-    return [FieldError(TYPE_INVALID, str(path), value, prefix + message) for path, value, message in out]
-
-
-_META_ONLY = {"metadata": _META}
-
-#: kind -> the name of its handler module's shape (``common.check_shape`` notation), for the kinds
-#: whose prepare/validate accept ``shape_checked=True`` in place of re-checking it
-_HANDLER_SHAPES: dict[str, str] = {"ResourceSlice": "RESOURCE_SLICE_SHAPE", "DeviceClass": "DEVICE_CLASS_SHAPE"}
-#: kind -> the compiled checker of its decode schema and handler shape together
-_BOTH_CHECKERS: dict[str, Callable[[Any], bool]] = {}
-
-
-def _both_checker(kind: str, module: Any) -> Callable[[Any], bool] | None:
-    """One boolean pass that is true exactly when :func:`decode_errors` and the handler's
-    ``shape_errors`` would both find nothing (``None`` for kinds without a handler shape)."""
-    known = _BOTH_CHECKERS.get(kind)
-    if known is not None:
-        return known
-    shape_name = _HANDLER_SHAPES.get(kind)
-    shape = getattr(module, shape_name, None) if shape_name else None
-    if shape is None:
-        return None
-    root_shape = {key: shape[key] for key in ("metadata", "spec")}
-    root_check = _compile_both(SCHEMAS.get(kind, _META_ONLY), root_shape)
-
-    def check(obj: Any) -> bool:
-        return isinstance(obj, dict) and root_check(obj)
-
-    _BOTH_CHECKERS[kind] = check
-    return check
-
-
-_ABSENT = object()
-
-
-def _compile_both(schema: Any, shape: Any) -> Callable[[Any], bool]:
-    """The checker of a decode-schema node and a shape node at the same place: objects, lists and
-    maps are walked once, with members present in either; leaves must fit both."""
-    from .common import ANY as SHAPE_ANY
-    from .common import QUANTITY as SHAPE_QUANTITY
-    from .common import MapOf, _compile_shape
-
-    if shape is _ABSENT or shape is SHAPE_ANY:
-        return _compile(schema) if schema is not _ABSENT else (lambda value: True)
-    if schema is _ABSENT or schema == ANY:
-        return _compile_shape(shape)
-    if isinstance(schema, dict) and isinstance(shape, dict):
-        keys = list(schema) + [key for key in shape if key not in schema]
-        leaves: dict[str, type] = {}
-        nodes: dict[str, Callable[[Any], bool]] = {}
-        for key in keys:
-            sub_schema, sub_shape = schema.get(key, _ABSENT), shape.get(key, _ABSENT)
-            leaf = _LEAF_TYPES.get(sub_schema) if isinstance(sub_schema, str) else None
-            if leaf is not None and sub_shape in (leaf, _ABSENT):
-                leaves[key] = leaf
-            elif sub_schema is _ABSENT and (sub_shape is str or sub_shape is bool):
-                leaves[key] = sub_shape
-            else:
-                nodes[key] = _compile_both(sub_schema, sub_shape)
-        size = len(keys)
-
-        def check_object(value: Any) -> bool:
-            if value is None:
-                return True
-            if not isinstance(value, dict):
-                return False
-            for key in (value if len(value) <= size else keys):
-                item = value.get(key)
-                if item is None:
-                    continue
-                leaf = leaves.get(key)
-                if leaf is not None:
-                    if not isinstance(item, leaf):
-                        return False
-                    continue
-                sub = nodes.get(key)
-                if sub is not None and not sub(item):
-                    return False
-            return True
-
-        return check_object
-    if (isinstance(schema, list) and isinstance(shape, list)) or (
-        isinstance(schema, tuple) and isinstance(shape, MapOf)
-    ):
-        is_list = isinstance(schema, list)
-        item_check = _compile_both(schema[0], shape[0]) if is_list else _compile_both(schema[1], shape.item)
-
-        def check_items(value: Any) -> bool:
-            if value is None:
-                return True
-            if is_list:
-                if not isinstance(value, list):
-                    return False
-                items = value
-            else:
-                if not isinstance(value, dict):
-                    return False
-                items = value.values()
-            for item in items:
-                if not item_check(item):
-                    return False
-            return True
-
-        return check_items
-    if schema == INT and shape is int:  # the shape's 64-bit integer is the narrower rule
-        return _compile_shape(shape)
-    first, second = _compile(schema), _compile_shape(shape)
-    if schema == QUANTITY and shape == SHAPE_QUANTITY:  # capacities repeat on every device: remember them
-        return lambda value: (type(value) is str and value in _BOTH_QUANTITIES) or _both_quantity(value, first, second)
-    return lambda value: first(value) and second(value)
-
-
-#: Quantity strings that both the decode schema and the handler shape accept (bounded).
-_BOTH_QUANTITIES: set[str] = set()
-
-
-def _both_quantity(value: Any, first: Callable[[Any], bool], second: Callable[[Any], bool]) -> bool:
-    """Both quantity checks, remembering the strings that pass them."""
-    ok = first(value) and second(value)
-    if ok and type(value) is str:
-        if len(_BOTH_QUANTITIES) >= _QUANTITY_CACHE_SIZE:
-            _BOTH_QUANTITIES.clear()
-        _BOTH_QUANTITIES.add(value)
-    return ok
-
-#: Quantity texts already parsed -> valid or not (bounded; the same few values recur).
-_QUANTITY_OK: dict[str, bool] = {}
-_QUANTITY_CACHE_SIZE = 4096
-
-
-def _quantity_ok(value: Any) -> bool:
-    """True when ``value`` decodes as a quantity."""
-    if type(value) is str:
-        known = _QUANTITY_OK.get(value)
-        if known is not None:
-            return known
-    from ..quantity import Quantity, QuantityError
-
-    try:
-        Quantity.from_json(value)
-        ok = True
-    except QuantityError:
-        ok = False
-    if type(value) is str:
-        if len(_QUANTITY_OK) >= _QUANTITY_CACHE_SIZE:
-            _QUANTITY_OK.clear()
-        _QUANTITY_OK[value] = ok
-    return ok
-
-
-def _fits(value: Any, schema: Any) -> bool:
-    """True when :func:`_check_type` would find nothing: the same rules as one boolean pass."""
-    if value is None or schema == ANY:
-        return True
-    if isinstance(schema, dict):
-        if not isinstance(value, dict):
-            return False
-        for key, sub in schema.items():
-            item = value.get(key)
-            if item is not None and not _fits(item, sub):
-                return False
-        return True
-    if isinstance(schema, list):
-        if not isinstance(value, list):
-            return False
-        sub = schema[0]
-        return all(_fits(item, sub) for item in value)
-    if isinstance(schema, tuple):
-        if not isinstance(value, dict):
-            return False
-        sub = schema[1]
-        return all(_fits(item, sub) for item in value.values())
-    if schema == STR:
-        return isinstance(value, str)
-    if schema == INT:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if schema == BOOL:
-        return isinstance(value, bool)
-    if schema == QUANTITY:
-        return _quantity_ok(value)
-    return True
-
-
-#: id(schema) -> (schema, its compiled checker); the schema is kept so that its id stays its own.
-_CHECKERS: dict[int, tuple[Any, Callable[[Any], bool]]] = {}
-
-
-def _checker(schema: Any) -> Callable[[Any], bool]:
-    """``lambda value: _fits(value, schema)`` compiled into nested closures, once per schema:
-    each node of the object then costs one call, without re-reading the schema."""
-    known = _CHECKERS.get(id(schema))
-    if known is not None and known[0] is schema:
-        return known[1]
-    check = _compile(schema)
-    if len(_CHECKERS) < 256:
-        _CHECKERS[id(schema)] = (schema, check)
-    return check
-
-
-#: schema leaves checked inline by their parent object: JSON type -> Python type
-_LEAF_TYPES = {STR: str, BOOL: bool}
-
-
-def _compile(schema: Any) -> Callable[[Any], bool]:
-    """The checker of one schema node (``null`` always fits, as in :func:`_check_type`)."""
-    if isinstance(schema, dict):
-        leaves = {key: _LEAF_TYPES[sub] for key, sub in schema.items() if isinstance(sub, str) and sub in _LEAF_TYPES}
-        nodes = {key: _compile(sub) for key, sub in schema.items() if key not in leaves}
-        size = len(schema)
-
-        def check_object(value: Any) -> bool:
-            if value is None:
-                return True
-            if not isinstance(value, dict):
-                return False
-            keys = value if len(value) <= size else schema
-            for key in keys:
-                item = value.get(key)
-                if item is None:
-                    continue
-                leaf = leaves.get(key)
-                if leaf is not None:
-                    if not isinstance(item, leaf):
-                        return False
-                    continue
-                sub = nodes.get(key)
-                if sub is not None and not sub(item):
-                    return False
-            return True
-
-        return check_object
-    if isinstance(schema, (list, tuple)):
-        item_check = _compile(schema[0] if isinstance(schema, list) else schema[1])
-        is_list = isinstance(schema, list)
-
-        def check_items(value: Any) -> bool:
-            if value is None:
-                return True
-            if is_list:
-                if not isinstance(value, list):
-                    return False
-                items = value
-            else:
-                if not isinstance(value, dict):
-                    return False
-                items = value.values()
-            for item in items:
-                if not item_check(item):
-                    return False
-            return True
-
-        return check_items
-    if schema == STR:
-        return lambda value: value is None or isinstance(value, str)
-    if schema == INT:
-        return lambda value: value is None or (isinstance(value, int) and not isinstance(value, bool))
-    if schema == BOOL:
-        return lambda value: value is None or isinstance(value, bool)
-    if schema == QUANTITY:
-        return lambda value: value is None or _quantity_ok(value)
-    return lambda value: True
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
-
-
-def _check_type(value: Any, schema: Any, path: FieldPath | None, out: list[tuple[FieldPath, Any, str]]) -> None:
-    """Append (path, actual type, message) for each mismatch; ``null`` is always accepted (zero value)."""
-    if value is None or schema == ANY:
-        return
-    here = path if path is not None else FieldPath("")
-    actual = _json_type(value)
-    shown = actual if isinstance(value, (dict, list)) else value  # the value itself unless it is large
-    if isinstance(schema, dict):
-        if not isinstance(value, dict):
-            out.append((here, shown, f"must be an object, not {actual}"))
-            return
-        for key, sub in schema.items():
-            if key in value:
-                _check_type(value[key], sub, here.child(key) if path is not None else FieldPath(key), out)
-    elif isinstance(schema, list):
-        if not isinstance(value, list):
-            out.append((here, shown, f"must be an array, not {actual}"))
-            return
-        for i, item in enumerate(value):
-            _check_type(item, schema[0], here.index(i), out)
-    elif isinstance(schema, tuple):
-        if not isinstance(value, dict):
-            out.append((here, shown, f"must be an object, not {actual}"))
-            return
-        for key, item in value.items():
-            _check_type(item, schema[1], here.key(str(key)), out)
-    elif schema == STR and actual != "string":
-        out.append((here, shown, f"must be a string, not {actual}"))
-    elif schema == INT and actual != "integer":
-        out.append((here, shown, f"must be an integer, not {actual}"))
-    elif schema == BOOL and actual != "boolean":
-        out.append((here, shown, f"must be a boolean, not {actual}"))
-    elif schema == QUANTITY:
-        from ..quantity import Quantity, QuantityError
-
-        try:
-            Quantity.from_json(value)
-        except QuantityError as exc:
-            out.append((here, value, f"not a valid quantity: {exc}"))

@@ -30,11 +30,9 @@ Field checks (return ``list[FieldError]``):
     ``validate_cel_selector(cel, path, gates, stored=False)`` CEL via ``kubectl_dra.cel``
     ``validate_opaque_configuration(opaque, path, stored=False)`` / ``validate_raw_extension(...)``
     ``validate_list(items, path, max_items, validate_item, key=None)``  TooMany short-circuit + Duplicate
-Shapes (decode-level JSON type checks; run them first and stop on errors, as the API server would
-answer HTTP 400 before validating):
-    ``check_shape(value, shape, path)`` with ``str``/``int``/``bool``/``QUANTITY``/``TIMESTAMP``/``ANY``/``[shape]``/
-    ``MapOf(shape)``/``{field: shape}``; ready shapes ``OBJECT_META_SHAPE``, ``NODE_SELECTOR_SHAPE``,
-    ``DEVICE_SELECTOR_SHAPE``, ``OPAQUE_CONFIG_SHAPE``, ``DEVICE_TOLERATION_SHAPE``, ``DEVICE_TAINT_SHAPE``
+JSON types: the structured helpers answer a value that does not fit their part of the
+:mod:`kubectl_dra.validation.schema` schemas with ``FieldValueTypeInvalid`` errors (the
+admission path has decoded the whole object against its kind's schema before they run).
 Other:
     ``middle_truncate(key, max_len)``  shortened map keys in paths
     ``immutable(path, value)``  the "field is immutable" error
@@ -46,13 +44,15 @@ Other:
 
 from __future__ import annotations
 
-import datetime
 import functools
 import json
 import re
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from kubectl_dra.cel import limits as cel_limits
 from kubectl_dra.quantity import Quantity, QuantityError
+from kubectl_dra.validation import schema
+from kubectl_dra.validation.schema import STR, Schema, json_type
 from kubectl_dra.validation.field import (
     TYPE_INVALID,
     FieldError,
@@ -108,17 +108,6 @@ __all__ = [
     "QuantityError",
     "gate_enabled",
     "json_size",
-    "check_shape",
-    "MapOf",
-    "QUANTITY",
-    "ANY",
-    "TIMESTAMP",
-    "OBJECT_META_SHAPE",
-    "NODE_SELECTOR_SHAPE",
-    "DEVICE_SELECTOR_SHAPE",
-    "OPAQUE_CONFIG_SHAPE",
-    "DEVICE_TOLERATION_SHAPE",
-    "DEVICE_TAINT_SHAPE",
     "immutable",
     "semantic_equal",
 ]
@@ -134,8 +123,8 @@ DRIVER_NAME_MAX = 63
 POOL_NAME_MAX = 253
 DEVICE_ID_MAX = 32
 TOTAL_ANNOTATION_SIZE = 256 * 1024
-CEL_EXPRESSION_MAX_LENGTH = 10 * 1024
-CEL_EXPRESSION_MAX_COST = 1_000_000
+CEL_EXPRESSION_MAX_LENGTH = cel_limits.MAX_LENGTH
+CEL_EXPRESSION_MAX_COST = cel_limits.MAX_COST
 OPAQUE_PARAMETERS_MAX_LENGTH = 10 * 1024
 BINDING_CONDITIONS_MAX = 4
 
@@ -265,252 +254,28 @@ def is_semver(value: str) -> bool:
 
 
 # ---------------------------------------------------------------------------
-# Shapes: the JSON types a request must have before the API server can decode it
-
-
-class MapOf:
-    """Shape of a JSON object with arbitrary string keys whose values all have shape ``item``."""
-
-    __slots__ = ("item",)
-
-    def __init__(self, item: Any) -> None:
-        """Wrap the shape of the map's values."""
-        self.item = item
-
-
-#: shape of a resource.Quantity (a string or a number that parses as one)
-QUANTITY = "quantity"
-#: shape that accepts any JSON value
-ANY = "any"
-#: shape of a metav1.Time: an RFC 3339 string (YAML loaders may already have made it a datetime)
-TIMESTAMP = "timestamp"
-
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-
-
-def check_shape(value: Any, shape: Any, path: Path) -> list[FieldError]:
-    """Type errors (``FieldValueTypeInvalid``) for parts of ``value`` that do not have ``shape``:
-    ``str``/``int``/``bool``, ``QUANTITY``, ``ANY``, ``[shape]`` for lists, ``MapOf(shape)`` and
-    ``{field: shape}`` for objects (unknown fields are ignored; ``null`` is always accepted, as Go
-    decodes it to the zero value). Upstream rejects such requests while decoding (HTTP 400)."""
-    if _shape_checker(shape)(value):  # the common case: one pass without building paths
-        return []
-    return _shape_errors(value, shape, path)
-
-
-#: id(shape) -> (shape, compiled checker); the shape is kept so that its id stays its own.
-_SHAPE_CHECKERS: dict[int, tuple[Any, Callable[[Any], bool]]] = {}
-
-
-def _shape_checker(shape: Any) -> Callable[[Any], bool]:
-    """``lambda value: _shape_ok(value, shape)`` compiled into nested closures once per shape."""
-    known = _SHAPE_CHECKERS.get(id(shape))
-    if known is not None and known[0] is shape:
-        return known[1]
-    check = _compile_shape(shape)
-    if len(_SHAPE_CHECKERS) < 256:
-        _SHAPE_CHECKERS[id(shape)] = (shape, check)
-    return check
-
-
-def _compile_shape(shape: Any) -> Callable[[Any], bool]:
-    """The checker of one shape node: objects check string and boolean members inline and the
-    others with the checkers compiled for them; quantities and timestamps use :func:`_shape_ok`."""
-    if isinstance(shape, dict):
-        leaves = {key: sub for key, sub in shape.items() if sub is str or sub is bool}
-        nodes = {key: _compile_shape(sub) for key, sub in shape.items() if key not in leaves}
-        size = len(shape)
-
-        def check_object(value: Any) -> bool:
-            if value is None:
-                return True
-            if not isinstance(value, dict):
-                return False
-            keys = value if len(value) <= size else shape
-            for key in keys:
-                item = value.get(key)
-                if item is None:
-                    continue
-                leaf = leaves.get(key)
-                if leaf is not None:
-                    if not isinstance(item, leaf):
-                        return False
-                    continue
-                sub = nodes.get(key)
-                if sub is not None and not sub(item):
-                    return False
-            return True
-
-        return check_object
-    if isinstance(shape, (list, MapOf)):
-        item_check = _compile_shape(shape[0] if isinstance(shape, list) else shape.item)
-        is_list = isinstance(shape, list)
-
-        def check_items(value: Any) -> bool:
-            if value is None:
-                return True
-            if is_list:
-                if not isinstance(value, list):
-                    return False
-                items = value
-            else:
-                if not isinstance(value, dict):
-                    return False
-                items = value.values()
-            for item in items:
-                if not item_check(item):
-                    return False
-            return True
-
-        return check_items
-    if shape is str or shape is bool:
-        return lambda value: value is None or isinstance(value, shape)
-    if shape is ANY:
-        return lambda value: True
-    if shape is int:
-        return lambda value: value is None or (
-            isinstance(value, int) and not isinstance(value, bool) and _INT64_MIN <= value <= _INT64_MAX)
-    if shape is QUANTITY:
-        return _quantity_text_ok
-    return lambda value: _shape_ok(value, shape)
-
-
-#: Quantity strings already found valid (bounded): capacities repeat on every device.
-_VALID_QUANTITY_TEXTS: set[str] = set()
-
-
-def _quantity_text_ok(value: Any) -> bool:
-    """The QUANTITY shape check, remembering the valid strings."""
-    if type(value) is str and value in _VALID_QUANTITY_TEXTS:
-        return True
-    ok = _shape_ok(value, QUANTITY)
-    if ok and type(value) is str:
-        if len(_VALID_QUANTITY_TEXTS) >= 4096:
-            _VALID_QUANTITY_TEXTS.clear()
-        _VALID_QUANTITY_TEXTS.add(value)
-    return ok
-
-
-def _shape_ok(value: Any, shape: Any) -> bool:
-    """True when :func:`check_shape` finds nothing: the same rules as a boolean pass."""
-    if value is None or shape is ANY:
-        return True
-    if shape is str:
-        return isinstance(value, str)
-    if shape is bool:
-        return isinstance(value, bool)
-    if shape is int:
-        return isinstance(value, int) and not isinstance(value, bool) and _INT64_MIN <= value <= _INT64_MAX
-    if shape is TIMESTAMP:
-        return isinstance(value, (str, datetime.date))
-    if shape is QUANTITY:
-        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-            return False
-        try:
-            parse_quantity(value)
-        except QuantityError:
-            return False
-        return True
-    if isinstance(shape, list):
-        return isinstance(value, list) and all(_shape_ok(item, shape[0]) for item in value)
-    if isinstance(shape, MapOf):
-        return isinstance(value, dict) and all(_shape_ok(item, shape.item) for item in value.values())
-    if isinstance(shape, dict):
-        return isinstance(value, dict) and all(_shape_ok(value[k], sub) for k, sub in shape.items() if k in value)
-    raise TypeError(f"unknown shape {shape!r}")
-
-
-def _shape_errors(value: Any, shape: Any, path: Path) -> list[FieldError]:
-    """The errors of :func:`check_shape`, with their paths."""
-    if value is None or shape is ANY:
-        return []
-    if shape is str:
-        return [] if isinstance(value, str) else [_type_error(path, value, "a string")]
-    if shape is bool:
-        return [] if isinstance(value, bool) else [_type_error(path, value, "a boolean")]
-    if shape is int:
-        ok = isinstance(value, int) and not isinstance(value, bool) and _INT64_MIN <= value <= _INT64_MAX
-        return [] if ok else [_type_error(path, value, "a 64-bit integer")]
-    if shape is TIMESTAMP:
-        ok = isinstance(value, (str, datetime.date))
-        return [] if ok else [_type_error(path, value, "a timestamp string")]
-    if shape is QUANTITY:
-        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-            return [_type_error(path, value, "a quantity (string or number)")]
-        try:
-            parse_quantity(value)
-        except QuantityError as exc:
-            return [FieldError(TYPE_INVALID, str(path), value, str(exc))]
-        return []
-    if isinstance(shape, list):
-        if not isinstance(value, list):
-            return [_type_error(path, value, "a list")]
-        return [e for i, item in enumerate(value) for e in _shape_errors(item, shape[0], path.index(i))]
-    if isinstance(shape, MapOf):
-        if not isinstance(value, dict):
-            return [_type_error(path, value, "an object")]
-        return [e for k, item in value.items() for e in _shape_errors(item, shape.item, path.key(str(k)))]
-    if isinstance(shape, dict):
-        if not isinstance(value, dict):
-            return [_type_error(path, value, "an object")]
-        return [e for k, sub in shape.items() if k in value for e in _shape_errors(value[k], sub, path.child(k))]
-    raise TypeError(f"unknown shape {shape!r}")
+# Guards: the helpers are public, so a value of the wrong JSON type gets an error, never an exception
 
 
 def _type_error(path: Path, value: Any, expected: str) -> FieldError:
-    """A decode-level type error: the value shown briefly, the expected JSON type named."""
-    shown = value if isinstance(value, (str, int, float, bool)) else type(value).__name__
-    return FieldError(TYPE_INVALID, str(path), shown, f"must be {expected}")
+    """A decode-level type error in :mod:`.schema`'s wording: the expected and the actual JSON type."""
+    shown = json_type(value) if isinstance(value, (dict, list)) else value
+    return FieldError(TYPE_INVALID, str(path), shown, f"must be {expected}, not {json_type(value)}")
 
 
-#: ObjectMeta fields that validation reads
-OBJECT_META_SHAPE: dict[str, Any] = {
-    "name": str,
-    "generateName": str,
-    "namespace": str,
-    "uid": str,
-    "resourceVersion": str,
-    "generation": int,
-    "labels": MapOf(str),
-    "annotations": MapOf(str),
-    "finalizers": [str],
-    "ownerReferences": [
-        {"apiVersion": str, "kind": str, "name": str, "uid": str, "controller": bool, "blockOwnerDeletion": bool}
-    ],
-}
-_NODE_SELECTOR_REQUIREMENT_SHAPE = {"key": str, "operator": str, "values": [str]}
-#: core/v1 NodeSelector
-NODE_SELECTOR_SHAPE: dict[str, Any] = {
-    "nodeSelectorTerms": [
-        {"matchExpressions": [_NODE_SELECTOR_REQUIREMENT_SHAPE], "matchFields": [_NODE_SELECTOR_REQUIREMENT_SHAPE]}
-    ]
-}
-#: DeviceSelector
-DEVICE_SELECTOR_SHAPE: dict[str, Any] = {"cel": {"expression": str}}
-#: OpaqueDeviceConfiguration (parameters: any JSON, checked by validation)
-OPAQUE_CONFIG_SHAPE: dict[str, Any] = {"driver": str, "parameters": ANY}
-#: DeviceToleration
-DEVICE_TOLERATION_SHAPE: dict[str, Any] = {
-    "key": str, "operator": str, "value": str, "effect": str, "tolerationSeconds": int
-}
-#: DeviceTaint
-DEVICE_TAINT_SHAPE: dict[str, Any] = {"key": str, "value": str, "effect": str, "timeAdded": TIMESTAMP}
+def _shaped(spec: Any) -> Callable[[Callable[..., list[FieldError]]], Callable[..., list[FieldError]]]:
+    """Guard a helper ``f(value, path, ...)`` against values that do not fit ``spec`` (a
+    :mod:`.schema` schema, compiled once here).
 
-
-_BINDING_CONDITIONS_SHAPE: dict[str, Any] = {"bindingConditions": [str], "bindingFailureConditions": [str]}
-
-
-def _shaped(shape: Any) -> Callable[[Callable[..., list[FieldError]]], Callable[..., list[FieldError]]]:
-    """Guard a helper ``f(value, path, ...)`` against values of the wrong JSON type.
-
-    :func:`~kubectl_dra.validation.admission.review` checks types before validating, but the
-    helpers are public: called directly with, say, a number where a name belongs, they answer
-    with ``FieldValueTypeInvalid`` errors at ``path`` instead of raising. ``None`` stands for the
-    zero value, as Go decodes ``null`` (an empty string for string helpers).
+    :func:`~kubectl_dra.validation.admission.review` decodes objects against the kind schemas
+    before any handler runs, so there the guard always passes; it is for direct callers (the
+    metadata checker, tests), which get ``FieldValueTypeInvalid`` errors at ``path`` instead of
+    an exception. ``None`` stands for the zero value, as Go decodes ``null`` (an empty string
+    for string helpers).
     """
 
     def wrap(fn: Callable[..., list[FieldError]]) -> Callable[..., list[FieldError]]:
-        if shape is str:  # the hot path: names of every device in every slice
+        if spec == STR:  # the hot path: names of every device in every slice
 
             @functools.wraps(fn)
             def guarded_str(value: Any, path: Path, *args: Any, **kwargs: Any) -> list[FieldError]:
@@ -522,10 +287,13 @@ def _shaped(shape: Any) -> Callable[[Callable[..., list[FieldError]]], Callable[
 
             return guarded_str
 
+        compiled = Schema(spec)
+
         @functools.wraps(fn)
         def guarded(value: Any, path: Path, *args: Any, **kwargs: Any) -> list[FieldError]:
-            errs = check_shape(value, shape, path)
-            return errs if errs else fn(value, path, *args, **kwargs)
+            if compiled.fits(value):
+                return fn(value, path, *args, **kwargs)
+            return compiled.errors(value, path)
 
         return guarded
 
@@ -639,25 +407,25 @@ def parse_quantity(value: Any) -> Quantity:
 # Names
 
 
-@_shaped(str)
+@_shaped(STR)
 def validate_dns_label(value: str, path: Path) -> list[FieldError]:
     """Invalid for each way ``value`` is not a DNS-1123 label."""
     return [invalid(path, value, m) for m in is_dns1123_label(value)]
 
 
-@_shaped(str)
+@_shaped(STR)
 def validate_dns_subdomain(value: str, path: Path) -> list[FieldError]:
     """Invalid for each way ``value`` is not a DNS-1123 subdomain."""
     return [invalid(path, value, m) for m in is_dns1123_subdomain(value)]
 
 
-@_shaped(str)
+@_shaped(STR)
 def validate_label_name(key: str, path: Path) -> list[FieldError]:
     """Label key / qualified name (``ValidateLabelName``): Invalid per problem, empty included."""
     return [invalid(path, key, m) for m in is_qualified_name(key)]
 
 
-@_shaped(str)
+@_shaped(STR)
 def validate_label_value(value: str, path: Path) -> list[FieldError]:
     """Label value syntax: Invalid per problem."""
     return [invalid(path, value, m) for m in is_valid_label_value(value)]
@@ -683,7 +451,7 @@ def _memo_valid(fn: Callable[[str, Path], list[FieldError]]) -> Callable[[str, P
     return check
 
 
-@_shaped(str)
+@_shaped(STR)
 @_memo_valid
 def validate_driver_name(value: str | None, path: Path) -> list[FieldError]:
     """Driver name (also DRA domains), as CSI driver names: required, ≤63, DNS subdomain after
@@ -698,7 +466,7 @@ def validate_driver_name(value: str | None, path: Path) -> list[FieldError]:
     return errs
 
 
-@_shaped(str)
+@_shaped(STR)
 def validate_pool_name(value: str | None, path: Path) -> list[FieldError]:
     """Pool name: required, ≤253, each ``/``-separated segment a DNS subdomain."""
     value = value or ""
@@ -712,19 +480,19 @@ def validate_pool_name(value: str | None, path: Path) -> list[FieldError]:
     return errs
 
 
-@_shaped(str)
+@_shaped(STR)
 def validate_device_name(value: str | None, path: Path) -> list[FieldError]:
     """Device name: a DNS-1123 label."""
     return validate_dns_label(value or "", path)
 
 
-@_shaped(str)
+@_shaped(STR)
 def validate_node_name(value: str, path: Path) -> list[FieldError]:
     """Node name syntax (``ValidateNodeName``): a DNS-1123 subdomain."""
     return validate_dns_subdomain(value, path)
 
 
-@_shaped(str)
+@_shaped(STR)
 def validate_c_identifier(value: str, path: Path) -> list[FieldError]:
     """DRA attribute/capacity ID: ≤32, C identifier syntax."""
     errs: list[FieldError] = []
@@ -734,7 +502,7 @@ def validate_c_identifier(value: str, path: Path) -> list[FieldError]:
     return errs
 
 
-@_shaped(str)
+@_shaped(STR)
 @_memo_valid
 def validate_qualified_name(name: str | None, path: Path) -> list[FieldError]:
     """DRA QualifiedName (attribute/capacity key): ``ID`` or ``domain/ID``; errors at ``path``
@@ -758,7 +526,7 @@ def validate_qualified_name(name: str | None, path: Path) -> list[FieldError]:
     return [invalid(path, name, "must not contain more than one slash")]
 
 
-@_shaped(str)
+@_shaped(STR)
 def validate_fully_qualified_name(name: str | None, path: Path) -> list[FieldError]:
     """DRA FullyQualifiedName (``matchAttribute``, ``distinctAttribute``): a qualified name with a domain."""
     errs = validate_qualified_name(name, path)
@@ -771,6 +539,7 @@ def validate_fully_qualified_name(name: str | None, path: Path) -> list[FieldErr
 # Object metadata (apimachinery ValidateObjectMeta + core finalizer rule)
 
 _STANDARD_FINALIZERS = {"kubernetes", "orphan", "foregroundDeletion"}
+_OBJECT_META = Schema(schema.OBJECT_META)
 
 
 def validate_labels(labels: Any, path: Path) -> list[FieldError]:
@@ -802,7 +571,7 @@ def validate_annotations(annotations: Any, path: Path) -> list[FieldError]:
     return errs
 
 
-@_shaped([str])
+@_shaped([STR])
 def validate_finalizers(finalizers: Any, path: Path) -> list[FieldError]:
     """Finalizers: qualified names; without a ``/`` only the standard ones; not orphan+foreground."""
     errs: list[FieldError] = []
@@ -847,7 +616,7 @@ def validate_object_meta(meta: Any, namespaced: bool, path: Path | None = None) 
     """ObjectMeta create rules: name/generateName as DNS subdomain, namespace per scope,
     generation ≥ 0, labels, annotations, owner references, finalizers."""
     path = path or Path.root("metadata")
-    shape_errs = check_shape(meta, OBJECT_META_SHAPE, path)
+    shape_errs = _OBJECT_META.errors(meta, path)
     if shape_errs:
         return shape_errs
     meta = meta or {}
@@ -885,7 +654,7 @@ def validate_object_meta_update(new: Any, old: Any, path: Path | None = None) ->
     given (the generic update path copies them from the stored object when omitted), plus the label,
     annotation and owner-reference rules of the new object."""
     path = path or Path.root("metadata")
-    shape_errs = check_shape(new, OBJECT_META_SHAPE, path) + check_shape(old, OBJECT_META_SHAPE, path)
+    shape_errs = _OBJECT_META.errors(new, path) + _OBJECT_META.errors(old, path)
     if shape_errs:
         return shape_errs
     new = new or {}
@@ -903,7 +672,7 @@ def validate_object_meta_update(new: Any, old: Any, path: Path | None = None) ->
     return errs
 
 
-@_shaped(OBJECT_META_SHAPE)
+@_shaped(schema.OBJECT_META)
 def validate_template_meta(meta: Any, path: Path) -> list[FieldError]:
     """Metadata embedded in a template (e.g. ResourceClaimTemplate ``spec.metadata``): labels and
     annotations only."""
@@ -919,7 +688,7 @@ def validate_template_meta(meta: Any, path: Path) -> list[FieldError]:
 _NODE_SELECTOR_OPS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 
 
-@_shaped(NODE_SELECTOR_SHAPE)
+@_shaped(schema.NODE_SELECTOR)
 def validate_node_selector(selector: Any, path: Path) -> list[FieldError]:
     """A core/v1 NodeSelector: at least one term, valid requirements in each term."""
     selector = selector or {}
@@ -933,7 +702,7 @@ def validate_node_selector(selector: Any, path: Path) -> list[FieldError]:
     return errs
 
 
-@_shaped(NODE_SELECTOR_SHAPE["nodeSelectorTerms"][0])
+@_shaped(schema.NODE_SELECTOR_TERM)
 def validate_node_selector_term(term: Any, path: Path) -> list[FieldError]:
     """One NodeSelectorTerm: label requirements and field requirements."""
     term = term or {}
@@ -999,7 +768,7 @@ def _validate_node_field_requirement(req: dict[str, Any], path: Path) -> list[Fi
 # Taints, tolerations, binding conditions, skipNodeOperations
 
 
-@_shaped(DEVICE_TAINT_SHAPE)
+@_shaped(schema.DEVICE_TAINT)
 def validate_device_taint(taint: Any, path: Path) -> list[FieldError]:
     """A DeviceTaint: key a label key, optional label value, effect required and known."""
     taint = taint or {}
@@ -1015,7 +784,7 @@ def validate_device_taint(taint: Any, path: Path) -> list[FieldError]:
     return errs
 
 
-@_shaped(DEVICE_TOLERATION_SHAPE)
+@_shaped(schema.DEVICE_TOLERATION)
 def validate_device_toleration(
     toleration: Any, path: Path, effects: Iterable[str] = TAINT_EFFECTS
 ) -> list[FieldError]:
@@ -1045,7 +814,7 @@ def validate_device_toleration(
     return errs
 
 
-@_shaped(_BINDING_CONDITIONS_SHAPE)
+@_shaped(schema.BINDING_CONDITIONS)
 def validate_binding_conditions(obj: Any, path: Path) -> list[FieldError]:
     """``bindingConditions``/``bindingFailureConditions`` of a device or allocation result (``path``
     is the owner): ≤4 each (TooMany skips the item syntax, not the duplicate check), label-key
@@ -1077,7 +846,7 @@ def validate_binding_conditions(obj: Any, path: Path) -> list[FieldError]:
     return errs
 
 
-@_shaped([str])
+@_shaped([STR])
 def validate_skip_node_operations(values: Any, path: Path) -> list[FieldError]:
     """``skipNodeOperations``: known values, no repeats, NodePrepareResources needs NodeUnprepareResources or ``*``."""
     values = list(values or [])
@@ -1100,7 +869,7 @@ def validate_skip_node_operations(values: Any, path: Path) -> list[FieldError]:
 # CEL selectors
 
 
-@_shaped([DEVICE_SELECTOR_SHAPE])
+@_shaped([schema.DEVICE_SELECTOR])
 def validate_selectors(
     selectors: Any, path: Path, gates: Any, stored: bool = False, max_items: int = 32
 ) -> list[FieldError]:
@@ -1108,7 +877,7 @@ def validate_selectors(
     return validate_list(selectors, path, max_items, lambda s, p: validate_selector(s, p, gates, stored))
 
 
-@_shaped(DEVICE_SELECTOR_SHAPE)
+@_shaped(schema.DEVICE_SELECTOR)
 def validate_selector(selector: Any, path: Path, gates: Any, stored: bool = False) -> list[FieldError]:
     """One DeviceSelector: ``cel`` is required and must hold a valid expression."""
     selector = selector or {}
@@ -1118,7 +887,7 @@ def validate_selector(selector: Any, path: Path, gates: Any, stored: bool = Fals
     return validate_cel_selector(cel, path.child("cel"), gates, stored)
 
 
-@_shaped(DEVICE_SELECTOR_SHAPE["cel"])
+@_shaped(schema.CEL_SELECTOR)
 def validate_cel_selector(cel: Any, path: Path, gates: Any, stored: bool = False) -> list[FieldError]:
     """A CEL selector expression: ≤10 KiB (then not compiled), compiles to bool, cost ≤ 1,000,000.
     A ``stored`` expression (unchanged since it was admitted) is not checked again."""
@@ -1163,7 +932,7 @@ def _check_cel(expression: str, gates: Any) -> Any:
 # Opaque configuration
 
 
-@_shaped(OPAQUE_CONFIG_SHAPE)
+@_shaped(schema.OPAQUE_CONFIG)
 def validate_opaque_configuration(opaque: Any, path: Path, stored: bool = False) -> list[FieldError]:
     """OpaqueDeviceConfiguration: driver-name rules for ``driver``; ``parameters`` a JSON object ≤10 KiB."""
     opaque = opaque or {}

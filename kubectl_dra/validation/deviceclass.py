@@ -12,10 +12,6 @@ from __future__ import annotations
 from typing import Any
 
 from kubectl_dra.validation.common import (
-    DEVICE_SELECTOR_SHAPE,
-    OBJECT_META_SHAPE,
-    OPAQUE_CONFIG_SHAPE,
-    check_shape,
     is_qualified_name,
     semantic_equal,
     validate_list,
@@ -24,13 +20,11 @@ from kubectl_dra.validation.common import (
     validate_opaque_configuration,
     validate_selectors,
 )
-from kubectl_dra.validation.field import TYPE_INVALID, FieldError, Path, invalid, required
+from kubectl_dra.validation.field import FieldError, Path, invalid, required
 
 __all__ = [
-    "DEVICE_CLASS_SHAPE",
     "is_extended_resource_name",
     "prepare_device_class",
-    "shape_errors",
     "validate_device_class",
 ]
 
@@ -39,45 +33,18 @@ MAX_CONFIGS = 32
 REQUESTS_PREFIX = "requests."
 NATIVE_PREFIX = "kubernetes.io/"
 
-#: the JSON types of a DeviceClass as far as admission reads it
-DEVICE_CLASS_SHAPE: dict[str, Any] = {
-    "metadata": OBJECT_META_SHAPE,
-    "spec": {
-        "selectors": [DEVICE_SELECTOR_SHAPE],
-        "config": [{"opaque": OPAQUE_CONFIG_SHAPE}],
-        "extendedResourceName": str,
-    },
-}
-
-
-def shape_errors(obj: Any) -> list[FieldError]:
-    """Type errors of a DeviceClass document (what would fail to decode upstream)."""
-    if not isinstance(obj, dict):
-        return [FieldError(TYPE_INVALID, "<root>", type(obj).__name__, "must be an object")]
-    return [e for k in ("metadata", "spec") for e in check_shape(obj.get(k), DEVICE_CLASS_SHAPE[k], Path.root(k))]
-
-
-def prepare_device_class(
-    obj: dict[str, Any], old: dict[str, Any] | None, gates: Any, *, shape_checked: bool = False
-) -> dict[str, Any]:
+def prepare_device_class(obj: dict[str, Any], old: dict[str, Any] | None, gates: Any) -> dict[str, Any]:
     """Apply the create/update strategy in place (a namespace on this cluster-scoped kind is
-    cleared) and return the same dict. ``shape_checked=True`` says the caller already found no
-    :func:`shape_errors` in ``obj``."""
+    cleared) and return the same dict; ``obj`` fits the DeviceClass decode schema (:mod:`.schema`)."""
     meta = obj.get("metadata")
-    if isinstance(meta, dict) and (shape_checked or not shape_errors(obj)):
+    if isinstance(meta, dict):
         meta.pop("namespace", None)
     return obj
 
 
-def validate_device_class(
-    obj: dict[str, Any], old: dict[str, Any] | None, gates: Any, *, shape_checked: bool = False
-) -> list[FieldError]:
-    """Field errors for creating (``old`` None) or updating a DeviceClass, after preparation.
-    ``shape_checked=True`` says the caller already found no :func:`shape_errors` in both objects."""
-    decode_errs = [] if shape_checked else shape_errors(obj) + (shape_errors(old) if old is not None else [])
-    if decode_errs:
-        # The API server cannot even decode such a request (HTTP 400): nothing else is reported.
-        return decode_errs
+def validate_device_class(obj: dict[str, Any], old: dict[str, Any] | None, gates: Any) -> list[FieldError]:
+    """Field errors for creating (``old`` None) or updating a DeviceClass, after preparation;
+    both objects fit the DeviceClass decode schema (:mod:`.schema`)."""
     meta_path = Path.root("metadata")
     errs = validate_object_meta(obj.get("metadata"), False, meta_path)
     old_spec: dict[str, Any] | None = None

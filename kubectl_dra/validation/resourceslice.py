@@ -15,12 +15,6 @@ from typing import Any, Callable
 
 from kubectl_dra.quantity import Quantity, QuantityError
 from kubectl_dra.validation.common import (
-    NODE_SELECTOR_SHAPE,
-    OBJECT_META_SHAPE,
-    DEVICE_TAINT_SHAPE,
-    QUANTITY,
-    MapOf,
-    check_shape,
     gate_enabled,
     immutable,
     is_semver,
@@ -43,7 +37,6 @@ from kubectl_dra.validation.common import (
     validate_skip_node_operations,
 )
 from kubectl_dra.validation.field import (
-    TYPE_INVALID,
     FieldError,
     Path,
     duplicate,
@@ -55,9 +48,7 @@ from kubectl_dra.validation.field import (
 )
 
 __all__ = [
-    "RESOURCE_SLICE_SHAPE",
     "prepare_resource_slice",
-    "shape_errors",
     "validate_resource_slice",
     "warnings_resource_slice",
 ]
@@ -84,67 +75,6 @@ LIST_ATTRIBUTE_FIELDS = ("bools", "ints", "strings", "versions")
 _LIST_ATTRIBUTE_FIELD_SET = frozenset(LIST_ATTRIBUTE_FIELDS)
 NODE_FIELDS = ("nodeName", "nodeSelector", "allNodes")
 NODE_ALLOCATABLE_FIXED = ("cpu", "memory")
-
-# ---------------------------------------------------------------------------
-# Shape (JSON types) of the fields the strategy and validation read
-
-_COUNTERS_SHAPE = MapOf({"value": QUANTITY})
-_DEVICE_SHAPE: dict[str, Any] = {
-    "name": str,
-    "attributes": MapOf(
-        {"int": int, "bool": bool, "string": str, "version": str,
-         "ints": [int], "bools": [bool], "strings": [str], "versions": [str]}
-    ),
-    "capacity": MapOf(
-        {
-            "value": QUANTITY,
-            "requestPolicy": {
-                "default": QUANTITY,
-                "validValues": [QUANTITY],
-                "validRange": {"min": QUANTITY, "max": QUANTITY, "step": QUANTITY},
-            },
-        }
-    ),
-    "consumesCounters": [{"counterSet": str, "counters": _COUNTERS_SHAPE, "compatibilityGroups": [str]}],
-    "nodeName": str,
-    "nodeSelector": NODE_SELECTOR_SHAPE,
-    "allNodes": bool,
-    "allowMultipleAllocations": bool,
-    "taints": [DEVICE_TAINT_SHAPE],
-    "bindsToNode": bool,
-    "bindingConditions": [str],
-    "bindingFailureConditions": [str],
-    "nodeAllocatableResources": MapOf(
-        {
-            "mapping": {"capacityKey": str, "capacityMultiplier": QUANTITY, "deviceMultiplier": QUANTITY},
-            "overhead": {"perPod": QUANTITY, "perContainer": QUANTITY},
-        }
-    ),
-}
-#: the JSON types of a ResourceSlice as far as admission reads it
-RESOURCE_SLICE_SHAPE: dict[str, Any] = {
-    "metadata": OBJECT_META_SHAPE,
-    "spec": {
-        "driver": str,
-        "pool": {"name": str, "generation": int, "resourceSliceCount": int},
-        "nodeName": str,
-        "nodeSelector": NODE_SELECTOR_SHAPE,
-        "allNodes": bool,
-        "perDeviceNodeSelection": bool,
-        "devices": [_DEVICE_SHAPE],
-        "sharedCounters": [{"name": str, "counters": _COUNTERS_SHAPE}],
-        "skipNodeOperations": [str],
-        "partitionTypeAttribute": str,
-    },
-}
-
-
-def shape_errors(obj: Any) -> list[FieldError]:
-    """Type errors of a ResourceSlice document (what would fail to decode upstream)."""
-    if not isinstance(obj, dict):
-        return [FieldError(TYPE_INVALID, "<root>", type(obj).__name__, "must be an object")]
-    return [e for k in ("metadata", "spec") for e in check_shape(obj.get(k), RESOURCE_SLICE_SHAPE[k], Path.root(k))]
-
 
 # ---------------------------------------------------------------------------
 # Strategy: drop fields of disabled gates
@@ -274,14 +204,12 @@ def _drop_disabled_fields(spec: dict[str, Any], old_spec: dict[str, Any] | None,
 
 
 def prepare_resource_slice(
-    obj: dict[str, Any], old: dict[str, Any] | None, gates: Any, *, shape_checked: bool = False
+    obj: dict[str, Any], old: dict[str, Any] | None, gates: Any
 ) -> tuple[dict[str, Any], list[str]]:
     """Apply the create (``old`` None) or update strategy to ``obj`` in place: clear the namespace
     (cluster-scoped kind) and drop fields of disabled gates unless ``old`` uses them.
     Returns ``(obj, warnings)``: the same dict and the API server's warnings for it.
-    ``shape_checked=True`` says the caller already found no :func:`shape_errors` in both objects."""
-    if not shape_checked and (shape_errors(obj) or (old is not None and shape_errors(old))):
-        return obj, []  # undecodable: left as submitted for validation to report
+    Both objects fit the ResourceSlice decode schema (:mod:`.schema`)."""
     meta = obj.get("metadata")
     if isinstance(meta, dict):
         meta.pop("namespace", None)
@@ -305,14 +233,10 @@ def warnings_resource_slice(obj: dict[str, Any], old: dict[str, Any] | None = No
 
 
 def validate_resource_slice(
-    obj: dict[str, Any], old: dict[str, Any] | None, gates: Any, *, shape_checked: bool = False
+    obj: dict[str, Any], old: dict[str, Any] | None, gates: Any
 ) -> list[FieldError]:
-    """Field errors for creating (``old`` None) or updating a ResourceSlice, after preparation.
-    ``shape_checked=True`` says the caller already found no :func:`shape_errors` in both objects."""
-    decode_errs = [] if shape_checked else shape_errors(obj) + (shape_errors(old) if old is not None else [])
-    if decode_errs:
-        # The API server cannot even decode such a request (HTTP 400): nothing else is reported.
-        return decode_errs
+    """Field errors for creating (``old`` None) or updating a ResourceSlice, after preparation;
+    both objects fit the ResourceSlice decode schema (:mod:`.schema`)."""
     meta_path = Path.root("metadata")
     if old is None:
         errs = validate_object_meta(obj.get("metadata"), False, meta_path)
