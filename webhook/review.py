@@ -14,12 +14,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from kubectl_dra.errors import DraError
+import orjson  # several times faster than json on the large objects of a slice; json stays the reference
 
-try:  # several times faster than json on the large objects of a slice; json stays the reference
-    import orjson
-except ImportError:  # pragma: no cover - orjson is a declared dependency
-    orjson = None
+from kubectl_dra.errors import DraError
 from kubectl_dra.validation.admission import SUPPORTED_KINDS, Decision
 from kubectl_dra.validation.field import FieldError
 
@@ -148,7 +145,7 @@ def _loads(body: bytes) -> Any:
     (a BOM, UTF-16, NaN, integers beyond 64 bits, ...) is decoded or refused by :func:`json.loads`
     exactly as before, so the accepted documents and the error messages are json's. Bodies with
     a run of 19+ digits go to json too: orjson turns integers beyond 64 bits into floats."""
-    if orjson is not None and _LONG_DIGITS.search(body) is None:
+    if _LONG_DIGITS.search(body) is None:
         try:
             return orjson.loads(body)
         except orjson.JSONDecodeError:

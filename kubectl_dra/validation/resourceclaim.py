@@ -489,10 +489,7 @@ def check_derived_expression(expression: str, path: Path, gates: "FeatureGates")
     (errors, cost). The result must be a scalar (or, with DRAListTypeAttributes, a list of scalars)."""
     if len(expression.encode("utf-8")) > CEL_EXPRESSION_MAX_LENGTH:
         return [too_long(path, "", CEL_EXPRESSION_MAX_LENGTH)], 0
-    try:
-        from ..cel import check_expression, compile_expression
-    except ImportError:  # pragma: no cover - the CEL engine is a declared dependency
-        return [], 0
+    from ..cel import check_expression, compile_expression  # the engine loads on first use
     lists = _enabled(gates, LIST_TYPE_ATTRIBUTES)
     checked = check_expression(
         expression,
