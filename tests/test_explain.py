@@ -9,11 +9,12 @@ from typing import Any
 import pytest
 import yaml
 
-from kubectl_dra.allocation.explain import (
+from kubectl_dra.explain import (
     ExplainTracer, RequestSpec, explain_node, explain_request, request_specs,
 )
 from kubectl_dra.allocation.trace import Rejection, RejectionCode
-from kubectl_dra.cli.explain import explain_plan, render_explanation
+from kubectl_dra.cli.explain import render_explanation
+from kubectl_dra.explain.plan import explain_plan
 from kubectl_dra.cli.main import cli
 from kubectl_dra.gates import FeatureGates
 from kubectl_dra.preview import resolve_targets
@@ -258,7 +259,7 @@ def _scenario_path(name: str) -> Path:
 @pytest.mark.parametrize("name", sorted(REASONS))
 def test_reason_from_scenario(name: str):
     from kubectl_dra.allocation import Allocator
-    from kubectl_dra.allocation.explain import SelectionRefiner
+    from kubectl_dra.explain import SelectionRefiner
     from kubectl_dra.errors import AllocationError
     from tests.conformance_compare import load_scenario
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kubectl_dra.allocation.explain import explanation_to_dict
+from kubectl_dra.explain import explanation_to_dict
 from kubectl_dra.allocation.trace import RejectionCode
 from kubectl_dra.gates import FeatureGates
 from kubectl_dra.preview import candidate_nodes, resolve_targets, run_preview
