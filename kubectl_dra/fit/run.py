@@ -360,15 +360,14 @@ def stop_reasons(state: ClusterState, result: FitResult, nodes: Sequence[Obj]) -
     """Why no further replica fits on each node: explain's one-line node reason, from explain
     run on the final state (every replica stored as an allocated claim), so the words are
     exactly those ``kubectl dra explain`` would print there. Fills ``result.reasons``."""
-    from ..allocation.explain import ExplainTracer, SelectionRefiner, explain_node
+    from ..explain import ExplainTracer, SelectionRefiner, explain_node
     from ..preview.run import run_preview
 
     final = final_state(state, result)
     refiner = SelectionRefiner(final, result.gates)
     by_name = {node_name(n): n for n in nodes}
-    preview = run_preview(final, result.plan, result.gates, list(nodes),
-                          tracer_factory=lambda node: ExplainTracer(node_name(node), refine=refiner,
-                                                                    refine_pool=refiner.pool))
+    preview = run_preview(final, result.plan, result.gates, list(nodes), index=refiner.index,
+                          tracer_factory=lambda node: ExplainTracer(node_name(node), refine=refiner))
     reasons: dict[str, str] = {}
     for outcome in preview.nodes:
         claims = result.plan.claims_for(by_name[outcome.node])
