@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from kubectl_dra.allocation import Allocator
-from kubectl_dra.allocation.explain import ExplainTracer
+from kubectl_dra.explain import ExplainTracer
 from kubectl_dra.allocation.trace import RejectionCode
 from kubectl_dra.cli.main import cli
 from kubectl_dra.cli.usage import class_matcher
