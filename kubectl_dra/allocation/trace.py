@@ -12,12 +12,12 @@ from typing import Any, Protocol
 
 
 class RejectionCode(str, Enum):
-    """Why a device (or a whole pool) could not serve a request."""
+    """Why a device (or a whole pool) could not serve a request; every code is one the
+    allocator reports (a CEL error is not a rejection: the allocation fails with it)."""
 
     NOT_IN_CLASS = "device not matched by class driver/selector"
     CLASS_SELECTOR_FALSE = "class selector evaluated to false"
     REQUEST_SELECTOR_FALSE = "request selector evaluated to false"
-    CEL_ERROR = "CEL runtime error"
     IN_USE = "device already in use"
     COUNTERS_EXHAUSTED = "shared counters exhausted"
     CAPACITY_SHORT = "consumable capacity insufficient"
@@ -28,9 +28,6 @@ class RejectionCode(str, Enum):
     POOL_INVALID = "pool invalid"
     NODE_MISMATCH = "device not reachable from node"
     GATE_DISABLED = "feature gate disabled"
-    ADMIN_ACCESS = "admin access"
-    BINDING_CONDITIONS = "binding conditions"
-    OTHER = "other"
 
 
 @dataclass(frozen=True)
