@@ -30,8 +30,6 @@ class InUse:
     #: baselines per (slice index serial, pool)
     counters: dict[Any, Any] = field(default_factory=dict)
     compat: dict[Any, Any] = field(default_factory=dict)
-    #: id(pool) -> (pool, its devices not allocated exclusively), see search.free_devices
-    free: dict[int, Any] = field(default_factory=dict)
     #: device -> explain's "already allocated to claim ..." rejection (made once)
     rejections: dict[DeviceID, Any] = field(default_factory=dict)
 
@@ -66,7 +64,6 @@ class InUse:
         key = (serial, pool.id)
         self.counters.pop(key, None)
         self.compat.pop(key, None)
-        self.free.pop(id(pool), None)
 
     def copy(self) -> "InUse":
         """The allocations alone (no caches): an overlay to add allocations to."""

@@ -71,8 +71,6 @@ class RequestData:
     capacity: dict[str, Quantity] | None
     derived: dict[str, str]
     all_devices: list[tuple[Pool, DeviceView]] = field(default_factory=list)
-    #: selectability of devices (by id of their view) whose answer does not depend on the node
-    matches: dict[int, bool] = field(default_factory=dict)
     #: names what decides selectability besides the device (gates, class and request
     #: selectors); the answer is also remembered on the device under this token, for
     #: later Allocators (the next whole-cluster preview)
@@ -120,16 +118,6 @@ class _Taken:
         self.holders: set[int] | None = None
         self.share: tuple[dict[str, Quantity], dict[str, Quantity]] | None = None
         self.result = False
-
-
-def free_devices(pool: Pool, in_use: InUse) -> list[DeviceView]:
-    """The pool's devices in search order without those allocated exclusively by claims in
-    the cluster (cached on ``in_use``, which the next nodes and previews share)."""
-    entry = in_use.free.get(id(pool))
-    if entry is None or entry[0] is not pool:
-        dedicated = in_use.dedicated
-        entry = in_use.free[id(pool)] = (pool, [d for d in pool.devices if d.id not in dedicated])
-    return entry[1]
 
 
 def tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
@@ -533,78 +521,19 @@ class Search:
             if res != DONE:
                 self._undo(taken)
             return res
-        tracer = self.tracer
-        admin = rd.admin
         # The devices of one request form a set: the next one is searched after the
         # previous one, so no combination is tried twice (upstream does the same).
         p0, k0 = start
         pools = self.pools
-        in_use = self.in_use
-        dedicated = in_use.dedicated
-        allocating = self.allocating
-        shared_capacity = in_use.shared_capacity
-        allocating_capacity = self.allocating_capacity
-        consumable = self.f.consumable_capacity
-        # Without a tracer, devices held by allocated claims are skipped up front (they
-        # would be skipped first thing below); explain wants to hear about each of them.
-        skip_dedicated = tracer is None and not admin and bool(dedicated)
-        rd_matches = rd.matches
-        token = rd.token
-        needed_later = self.needed_later.get((ci, ri))
         for pi in range(p0, len(pools)):
             pool = pools[pi]
             if pool.incomplete or pool.invalid:
                 continue
-            devices = free_devices(pool, in_use) if skip_dedicated else pool.devices
+            devices = pool.devices
             for dk in range(k0 if pi == p0 else 0, len(devices)):
                 device = devices[dk]
-                self.ticks += 1
-                if not self.ticks & 0xFF and time.monotonic() > self.deadline:
-                    self.timed_out()
-                did = device.id
-                if admin:
-                    holders = allocating.get(did)
-                    if holders and ci in holders:
-                        if tracer is not None:
-                            self._reject(rd, device, RC.IN_USE, "device is already allocated to another request of this claim", {"claim": claim_ref(self.claims[ci])})
-                        continue
-                elif allocating and allocating.get(did) or not skip_dedicated and did in dedicated:
-                    if tracer is not None:
-                        known = in_use.rejections.get(did)
-                        if known is not None and not (allocating and allocating.get(did)):
-                            # (the words for a device an allocated claim holds, made once)
-                            tracer.device_rejected(self.claims[ci], rd.full_name, device.slice.driver,
-                                                   device.slice.pool, device.name, known)
-                        else:
-                            self._reject_in_use(rd, device)
-                    continue
-                if device.node_dependent:
-                    if not self._selectable(rd, pool, device):
-                        continue
-                else:
-                    ok = rd_matches.get(id(device))
-                    if ok is None:
-                        ok = device.cel_results.get(token)
-                        if ok is None:
-                            ok = device.cel_results[token] = self._check_selectable(rd, pool, device)
-                        rd_matches[id(device)] = ok
-                    if not ok:
-                        if tracer is not None:
-                            self._explain_unselectable(rd, pool, device)
-                        continue
-                if consumable:
-                    if rd.capacity or device.has_policies or shared_capacity.get(did) or allocating_capacity.get(did):
-                        amounts, short = cap.check_capacity(rd.capacity, device, shared_capacity.get(did),
-                                                            allocating_capacity.get(did))
-                        if amounts is None:
-                            if tracer is not None:
-                                self._reject_capacity(rd, device, short)
-                            continue
-                    else:
-                        device.capacity  # noqa: B018 - an unparsable capacity fails here, as in the full check
-                if needed_later and did in needed_later:
-                    if tracer is not None:
-                        self._reject_needed_later(rd, device, needed_later[did])
+                self.tick()
+                if not self._candidate(ci, rd, pool, device):
                     continue
                 taken = self._allocate_device(ci, rd, pool, device, must=False)
                 if taken is None:
@@ -618,31 +547,75 @@ class Search:
                 self._undo(taken)
                 if res == EXCEEDED:
                     return EXCEEDED
-        if tracer is not None:
-            tracer.request_unsatisfied(self.claims[ci], rd.full_name, "no suitable device left for this request")
+        if self.tracer is not None:
+            self.tracer.request_unsatisfied(self.claims[ci], rd.full_name, "no suitable device left for this request")
         return FAIL
 
     # -- device checks ----------------------------------------------------------------------
 
-    def _selectable(self, rd: RequestData, pool: Pool, device: DeviceView) -> bool:
-        """Class and request selectors, gated device features, per-device node selection.
+    def _candidate(self, ci: int, rd: RequestData, pool: Pool, device: DeviceView) -> bool:
+        """The checks upstream allocateOne makes before allocateDevice, in its order (in use,
+        selectable, capacity), plus the pruning for later "all devices" requests. Each
+        failed check tells the tracer, when one is attached, why."""
+        if self._held(ci, rd, device):
+            return False
+        if not self._selectable(rd, pool, device):
+            return False
+        if self.f.consumable_capacity and not self._capacity_fits(rd, device):
+            return False
+        later = self.needed_later.get(rd.key[:2])
+        if later and device.id in later:
+            if self.tracer is not None:
+                self._reject_needed_later(rd, device, later[device.id])
+            return False
+        return True
 
-        Unless the answer depends on the node (per-device node selection, skipped node
-        operations), it is remembered on the request, which is reused for other nodes.
+    def _held(self, ci: int, rd: RequestData, device: DeviceView) -> bool:
+        """In use: by an allocated claim or by this search (upstream deviceInUse); with
+        admin access, only a device taken by another request of the same claim counts."""
+        did = device.id
+        if rd.admin:
+            holders = self.allocating.get(did)
+            if not (holders and ci in holders):
+                return False
+            if self.tracer is not None:
+                self._reject(rd, device, RC.IN_USE, "device is already allocated to another request of this claim",
+                             {"claim": claim_ref(self.claims[ci])})
+            return True
+        if not (self.allocating.get(did) or did in self.in_use.dedicated):
+            return False
+        if self.tracer is not None:
+            self._reject_in_use(rd, device)
+        return True
+
+    def _capacity_fits(self, rd: RequestData, device: DeviceView) -> bool:
+        """Upstream CmpRequestOverCapacity: what the request consumes (after the request
+        policy's rounding) fits beside existing shares and this search's reservations."""
+        did = device.id
+        amounts, short = cap.check_capacity(rd.capacity, device, self.in_use.shared_capacity.get(did),
+                                            self.allocating_capacity.get(did))
+        if amounts is None and self.tracer is not None:
+            self._reject_capacity(rd, device, short)
+        return amounts is not None
+
+    def _selectable(self, rd: RequestData, pool: Pool, device: DeviceView) -> bool:
+        """Upstream isSelectable: class and request selectors, gated device features,
+        per-device node selection.
+
+        The answer is remembered: on the device (for every later search over the same
+        index) unless it depends on the node (per-device node selection, skipped node
+        operations), else for this search.
         """
-        sv = device.slice
-        if sv.per_device_node_selection or sv.skip_node_operations:
-            cache: dict[Any, bool] = self.matches
+        if device.node_dependent:
+            cache: dict[Any, Any] = self.matches
             key: Any = (rd.key, id(device))
         else:
-            cache, key = rd.matches, id(device)
-        cached = cache.get(key)
-        if cached is not None:
-            if not cached and self.tracer is not None:
-                self._explain_unselectable(rd, pool, device)
-            return cached
-        ok = self._check_selectable(rd, pool, device)
-        cache[key] = ok
+            cache, key = device.cel_results, rd.token
+        ok = cache.get(key)
+        if ok is None:
+            ok = cache[key] = self._check_selectable(rd, pool, device)
+        elif not ok and self.tracer is not None:
+            self._explain_unselectable(rd, pool, device)
         return ok
 
     def _explain_unselectable(self, rd: RequestData, pool: Pool, device: DeviceView) -> None:
@@ -671,23 +644,6 @@ class Search:
             device.cel_results[key] = self.last_rejection
 
     def _check_selectable(self, rd: RequestData, pool: Pool, device: DeviceView) -> bool:
-        if self.tracer is None and not device.binding_conditions and not device.slice.skip_node_operations:
-            # the plain case, without building messages; any CEL error takes the full path
-            # below, which raises it (errors are cached) with where it happened
-            matches = self.a.cel.matches
-            try:
-                for expr in rd.class_selectors:
-                    if not matches(expr, device):
-                        return False
-                for expr in rd.selectors:
-                    if not matches(expr, device):
-                        return False
-            except CELError:
-                pass
-            else:
-                if device.slice.per_device_node_selection:
-                    return node_matches(self.node, device.node_name, device.all_nodes, device.node_selector)
-                return True
         f = self.f
         tracer = self.tracer
         if device.binding_conditions and not f.binding_conditions:
