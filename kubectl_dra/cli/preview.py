@@ -13,6 +13,7 @@ import click
 
 from ..errors import UsageError
 from .completion import complete_target
+from .explain import render_explanation
 from .options import timeout_option
 from .common import (
     default_namespace, dump, gate_options, load_cluster, no_headers_option, output_option,
@@ -88,11 +89,9 @@ def _run(targets: Sequence[str], filenames: Sequence[str], nodes: Sequence[str],
     if not candidates:
         raise UsageError("the cluster state has no nodes to preview on (no Node objects and no node-local slices); "
                          "use --node NAME")
-    explain_fn = _explain_function(explain)
-    if explain_fn is not None and output in ("json", "yaml"):
+    if explain and output in ("json", "yaml"):
         # one document: the explanation, which carries the per-node outcomes too
-        text, code = _explanation(explain_fn, state, gates, plan, nodes, output, no_headers, targets, filenames,
-                                  timeout)
+        text, code = _explanation(state, gates, plan, nodes, output, no_headers, targets, filenames, timeout)
         click.echo(text)
         return code
     show_progress = stderr_is_terminal() and len(candidates) > 200
@@ -101,10 +100,9 @@ def _run(targets: Sequence[str], filenames: Sequence[str], nodes: Sequence[str],
     if show_progress:
         click.echo("\r" + " " * 40 + "\r", err=True, nl=False)
     _emit(result, output, no_headers)
-    if explain_fn is not None:
+    if explain:
         click.echo("")
-        click.echo(_explanation(explain_fn, state, gates, plan, nodes, output, no_headers, targets, filenames,
-                                timeout)[0])
+        click.echo(_explanation(state, gates, plan, nodes, output, no_headers, targets, filenames, timeout)[0])
     if result.all_errors:
         return 2
     return 0 if result.fitting else 1
@@ -119,33 +117,13 @@ def _progress(done: int, total: int) -> None:
         click.echo(f"\rpreviewing: {done}/{total} nodes", err=True, nl=False)
 
 
-def _explain_function(explain: bool) -> Any:
-    """H4b's ``render_explanation`` when --explain is given; a clear error when it is missing."""
-    if not explain:
-        return None
-    import importlib
-
-    try:
-        module = importlib.import_module("kubectl_dra.cli.explain")
-    except ImportError:
-        module = None
-    function = getattr(module, "render_explanation", None)
-    if function is None:
-        raise UsageError("--explain is not available in this build; use `kubectl dra explain`")
-    return function
-
-
-def _explanation(function: Any, state: Any, gates: Any, plan: Any, nodes: Sequence[str], output: str,
+def _explanation(state: Any, gates: Any, plan: Any, nodes: Sequence[str], output: str,
                  no_headers: bool, targets: Sequence[str], filenames: Sequence[str],
                  timeout: float) -> tuple[str, int]:
-    """The explain presenter's text and exit code (kubectl_dra.cli.explain.render_explanation contract)."""
+    """The explain presenter's text and exit code (see kubectl_dra.cli.explain.render_explanation)."""
     label = " ".join([*targets, *(f"-f {f}" for f in filenames)])
-    try:
-        text, code = function(state, gates, plan, nodes=list(nodes) or None, output=output,
-                               no_headers=no_headers, target=label, timeout=timeout)
-    except NotImplementedError:
-        raise UsageError("--explain is not available in this build yet; use `kubectl dra explain`") from None
-    return str(text), int(code)
+    return render_explanation(state, gates, plan, nodes=list(nodes) or None, output=output,
+                              no_headers=no_headers, target=label, timeout=timeout)
 
 
 # --------------------------------------------------------------------------- output
