@@ -21,6 +21,12 @@ from ..model.nodes import node_matches
 GATED_POOL_FEATURES = {"DRADeviceCompatibilityGroups": "device compatibility groups"}
 
 
+def gated_incomplete_note(gate: str) -> str:
+    """Why a pool counts as incomplete while ``gate`` is off (``Pool.incomplete_gate``), in the
+    words the allocator's trace, usage and explain share: ``uses device compatibility groups, …``."""
+    return f"uses {GATED_POOL_FEATURES[gate]}, which the scheduler cannot honour with {gate} off: treated as incomplete"
+
+
 @dataclass(eq=False)
 class Pool:
     """One pool as seen from one node; ``slices`` are the device slices reaching the node."""
