@@ -18,6 +18,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping
 
+from .allocation.pools import gated_incomplete_note
 from .errors import UsageError
 from .quantity import DECIMAL_SI, Format, Quantity, QuantityError
 from .state.snapshot import ClusterState
@@ -360,8 +361,7 @@ def pool_findings(pool: Pool, gates: Any) -> tuple[str, list[str]]:
             if device.get("allowMultipleAllocations"):
                 multi += 1
     if compat_groups and not compat:
-        return INCOMPLETE, ["uses device compatibility groups, which the scheduler cannot honour with "
-                            "DRADeviceCompatibilityGroups off: treated as incomplete"]
+        return INCOMPLETE, [gated_incomplete_note("DRADeviceCompatibilityGroups")]
     if duplicate:
         return INVALID, [duplicate]
     if partitionable:
