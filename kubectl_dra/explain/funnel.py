@@ -74,9 +74,9 @@ def request_specs(claim: Mapping[str, Any]) -> list[RequestSpec]:
 
 
 def request_count(body: Mapping[str, Any]) -> int:
-    """A request's ``count`` as the search reads it: absent means 1, ``0`` stays 0 (the
-    search then allocates nothing for it); a value that is not a number reads 1 here (the
-    search refuses the claim, and explain reports that error)."""
+    """A request's ``count`` as the search reads it (``Search._validate``): absent means 1,
+    ``0`` stays 0; a value that is not a number reads 1 here (the search refuses such a
+    claim with an error, which is what explain then reports)."""
     count = body.get("count")
     if count is None:
         return 1
