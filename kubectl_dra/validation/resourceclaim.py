@@ -32,8 +32,7 @@ CEL_EXPRESSION_MAX_LENGTH = cel_limits.MAX_LENGTH
 CEL_EXPRESSION_MAX_COST = cel_limits.MAX_COST
 #: Shared budget of all derived-attribute expressions of one claim. The upstream
 #: value is not in the sources we have; the per-expression limit is assumed.
-DERIVED_ATTRIBUTES_TOTAL_MAX_COST = 1_000_000
-OPAQUE_PARAMETERS_MAX_LENGTH = 10 * 1024
+DERIVED_ATTRIBUTES_TOTAL_MAX_COST = cel_limits.MAX_COST
 
 ALLOCATION_MODES = ("All", "ExactCount")
 TOLERATION_OPERATORS = ("Equal", "Exists")
@@ -890,7 +889,7 @@ def _validate_device_status(device: dict, path: Path, allocated: set[tuple[str, 
     if device.get("data") is not None:
         errs += common.validate_raw_extension(device, "data", path.child("data"), False, DEVICE_STATUS_DATA_MAX_LENGTH)
     if device.get("networkData") is not None:
-        errs += _validate_network_data(as_dict(device.get("networkData")), path.child("networkData"))
+        errs += validate_network_data(as_dict(device.get("networkData")), path.child("networkData"))
     return errs
 
 
@@ -935,7 +934,9 @@ def validate_conditions(conditions: list, path: Path) -> list[FieldError]:
     return errs
 
 
-def _validate_network_data(data: dict, path: Path) -> list[FieldError]:
+def validate_network_data(data: dict, path: Path) -> list[FieldError]:
+    """NetworkDeviceData: interface name and hardware address lengths, unique canonical CIDR IPs
+    (public: the device-metadata checker applies the same rules)."""
     errs: list[FieldError] = []
     if len(as_str(data.get("interfaceName"))) > INTERFACE_NAME_MAX_LENGTH:
         errs.append(too_long(path.child("interfaceName"), "", INTERFACE_NAME_MAX_LENGTH))

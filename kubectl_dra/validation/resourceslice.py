@@ -49,6 +49,7 @@ from kubectl_dra.validation.field import (
 
 __all__ = [
     "prepare_resource_slice",
+    "validate_device_attribute",
     "validate_resource_slice",
     "warnings_resource_slice",
 ]
@@ -388,7 +389,7 @@ def _validate_device(
         )
     errs.extend(
         _validate_map(
-            attributes, None, ATTRIBUTE_KEY_TRUNCATE, validate_qualified_name, _validate_attribute,
+            attributes, None, ATTRIBUTE_KEY_TRUNCATE, validate_qualified_name, validate_device_attribute,
             path.child("attributes"),
         )
     )
@@ -489,7 +490,7 @@ def _validate_version_value(value: Any, path: Path) -> list[FieldError]:
 
 
 def _scalar_attribute_ok(attr: Any) -> bool:
-    """True for the common attribute that :func:`_validate_attribute` accepts: one valid scalar."""
+    """True for the common attribute that :func:`validate_device_attribute` accepts: one valid scalar."""
     if type(attr) is dict and len(attr) == 1:
         for fld, value in attr.items():
             if fld in ("bool", "int") and value is not None:
@@ -501,7 +502,7 @@ def _scalar_attribute_ok(attr: Any) -> bool:
     return False
 
 
-def _validate_attribute(attr: Any, path: Path) -> list[FieldError]:
+def validate_device_attribute(attr: Any, path: Path) -> list[FieldError]:
     """DeviceAttribute: exactly one value; string/version limits; list values non-empty."""
     if _scalar_attribute_ok(attr):  # the common case: no paths built
         return []
@@ -555,7 +556,7 @@ def _plain_capacity_ok(capacity: Any) -> bool:
 
 #: item validators of :func:`_validate_map` -> a quick check of the values they accept
 _QUICK_OK: dict[Callable[..., list[FieldError]], Callable[[Any], bool]] = {
-    _validate_attribute: _scalar_attribute_ok,
+    validate_device_attribute: _scalar_attribute_ok,
     _validate_single_capacity: _plain_capacity_ok,
 }
 
