@@ -126,8 +126,8 @@ def _field_violations(path: str, obj: dict[str, Any]) -> list[Violation]:
     checks for the shared parts (driver, pool and device names, attributes, network data)."""
     from ..validation import common
     from ..validation.field import Path, required, too_many
-    from ..validation.resourceclaim import _validate_network_data
-    from ..validation.resourceslice import _validate_attribute
+    from ..validation.resourceclaim import validate_network_data
+    from ..validation.resourceslice import validate_device_attribute
 
     errors = []
     pcn = obj.get("podClaimName")
@@ -153,9 +153,9 @@ def _field_violations(path: str, obj: dict[str, Any]) -> list[Violation]:
             for key, attr in sorted(attrs.items()):
                 apath = dpath.child("attributes").key(str(key))
                 errors += common.validate_qualified_name(key, apath)
-                errors += _validate_attribute(attr, apath)
+                errors += validate_device_attribute(attr, apath)
             if isinstance(dev.get("networkData"), dict):
-                errors += _validate_network_data(dev["networkData"], dpath.child("networkData"))
+                errors += validate_network_data(dev["networkData"], dpath.child("networkData"))
     return [Violation(path, "fields", str(e), "write values the DeviceMetadata API accepts; consumers may reject others") for e in errors]
 
 
