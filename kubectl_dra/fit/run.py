@@ -124,6 +124,8 @@ class FitResult:
     reasons: dict[str, str] = field(default_factory=dict)
     #: node -> the allocation error that keeps every replica off it (before the first replica)
     errors: dict[str, str] = field(default_factory=dict)
+    #: the allocator the count ran on, its overlay holding every replica (explains the final state)
+    allocator: Any = field(default=None, repr=False, compare=False)
     #: the node the next replica could not go to after the last one was placed (ranked
     #: placement: the node of the last replica; spread: the last node in its turn)
     last_node: str | None = None
@@ -293,7 +295,7 @@ def count_fit(state: ClusterState, plan: PreviewPlan, gates: Any, nodes: Sequenc
     stopped = LIMIT if limit is not None and len(fitter.replicas) >= limit else EXHAUSTED
     pools = sorted(fitter.pool_counts.values(), key=lambda p: (p.driver, p.pool))
     return FitResult(plan=fitter.plan, gates=gates, placement=placement, limit=limit, replicas=fitter.replicas,
-                     nodes=order, per_node=per_node, pools=pools, stopped=stopped, errors=errors,
+                     nodes=order, per_node=per_node, pools=pools, stopped=stopped, errors=errors, allocator=fitter.allocator,
                      last_node=last_node)
 
 
@@ -359,7 +361,12 @@ def _key(claim: Obj) -> tuple[str, str]:
 def stop_reasons(state: ClusterState, result: FitResult, nodes: Sequence[Obj]) -> dict[str, str]:
     """Why no further replica fits on each node: explain's one-line node reason, from explain
     run on the final state (every replica stored as an allocated claim), so the words are
-    exactly those ``kubectl dra explain`` would print there. Fills ``result.reasons``."""
+    exactly those ``kubectl dra explain`` would print there. Fills ``result.reasons``.
+
+    The search runs on the count's own allocator when the result has it (its overlay holds
+    exactly the devices the final state's claims hold, and its index already knows every
+    device's selector answers); the refiner, which names holders, reads the final state.
+    Unlike a preview, no time limit: every node gets its reason."""
     from ..explain import ExplainTracer, SelectionRefiner, explain_node
     from ..preview.run import run_preview
 
@@ -367,7 +374,7 @@ def stop_reasons(state: ClusterState, result: FitResult, nodes: Sequence[Obj]) -
     refiner = SelectionRefiner(final, result.gates)
     by_name = {node_name(n): n for n in nodes}
     preview = run_preview(final, result.plan, result.gates, list(nodes), index=refiner.index,
-                          tracer_factory=lambda node: ExplainTracer(node_name(node), refine=refiner))
+                          allocator=result.allocator, timeout=None, tracer_factory=lambda node: ExplainTracer(node_name(node), refine=refiner))
     reasons: dict[str, str] = {}
     for outcome in preview.nodes:
         claims = result.plan.claims_for(by_name[outcome.node])
