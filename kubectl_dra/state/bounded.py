@@ -138,6 +138,8 @@ class _Builder:
         except yaml.YAMLError as exc:
             problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
             raise DecodeError(problem, *_where(event)) from None
+        finally:  # the constructor remembers every node it built: nodes here are never seen again
+            self.constructor.constructed_objects.clear()
 
     # ------------------------------------------------------------------ documents
 
