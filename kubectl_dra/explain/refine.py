@@ -67,7 +67,10 @@ class SelectionRefiner:
         self._views: dict[DeviceId, DeviceView] | None = None
         #: (id of the claim dict, request) -> (the claim, its signature or None when unknown)
         self._signatures: dict[tuple[int, str], tuple[Mapping[str, Any], tuple[Signature, str, str] | None]] = {}
-        self._verdicts: dict[tuple[Signature, DeviceId], Verdict | None] = {}
+        #: device -> what CEL sees of it (see _content)
+        self._contents: dict[DeviceId, str] = {}
+        #: (signature, device content) -> the first false selector, or None
+        self._verdicts: dict[tuple[Signature, str], Verdict | None] = {}
         self._restated: dict[tuple[tuple[Signature, str, str], Verdict], Rejection] = {}
         self._holders: dict[tuple[str, str, str], list[str]] = {}
 
@@ -116,18 +119,31 @@ class SelectionRefiner:
         signature = self._signature(claim, request)
         if signature is None:
             return rejection
-        verdict_key = (signature[0], key)
+        view = self._view(key)
+        if view is None:
+            return rejection
+        verdict_key = (signature[0], self._content(view))
         if verdict_key in self._verdicts:
             verdict = self._verdicts[verdict_key]
         else:
-            view = self._view(key)
-            verdict = self._verdicts[verdict_key] = None if view is None else self._verdict(signature[0], view)
+            verdict = self._verdicts[verdict_key] = self._verdict(signature[0], view)
         if verdict is None:
             return rejection
         restated = self._restated.get((signature, verdict))
         if restated is None:  # immutable, so one per request and verdict serves every node
             restated = self._restated[(signature, verdict)] = _restate(signature[1], signature[2], verdict)
         return restated
+
+    def _content(self, view: DeviceView) -> str:
+        """Everything CEL sees of a device (driver, attributes, capacity, allowMultipleAllocations;
+        see ``cel.make_device_input``): devices with equal content get equal verdicts, so the many
+        identical devices of a cluster are evaluated once."""
+        found = self._contents.get(view.id)
+        if found is None:
+            raw = view.raw
+            found = self._contents[view.id] = repr((view.slice.driver, raw.get("attributes"), raw.get("capacity"),
+                                                    bool(raw.get("allowMultipleAllocations"))))
+        return found
 
     def _verdict(self, signature: Signature, view: DeviceView) -> Verdict | None:
         """The first class or request selector that is false for the device (None: all hold
