@@ -202,7 +202,8 @@ class _Names:
         return f"device-{self.devices}"
 
 
-def draw_pool(draw: Draw, driver: str, pool: str, names: _Names, features: list[str], first: bool) -> list[Obj]:
+def draw_pool(draw: Draw, driver: str, pool: str, names: _Names, features: list[str], first: bool,
+              most_devices: int = 5) -> list[Obj]:
     """The slices of one pool: its current generation (sometimes incomplete), sometimes an
     older generation being replaced, sometimes a slice of shared counters. The ``first``
     pool's first slice is on the node (so that most scenarios have devices to allocate)."""
@@ -222,7 +223,7 @@ def draw_pool(draw: Draw, driver: str, pool: str, names: _Names, features: list[
             selection = {"nodeName": NODE}
         per_device = bool(selection.get("perDeviceNodeSelection"))
         devices = []
-        for _ in range(between(draw, 1, 5)):
+        for _ in range(between(draw, 1, most_devices)):
             name = in_pool[-1] if in_pool and duplicate else names.device()
             duplicate = duplicate and not in_pool
             in_pool.append(name)
@@ -374,18 +375,19 @@ def draw_allocated_claims(draw: Draw, devices: list[tuple[str, str, Obj]]) -> li
 
 
 @st.composite
-def scenarios(draw: Draw) -> Scenario:
-    """A random cluster, gates, and the claims to allocate together on ``node-1``."""
+def scenarios(draw: Draw, large: bool = False) -> Scenario:
+    """A random cluster, gates, and the claims to allocate together on ``node-1``; ``large``:
+    up to 6 pools of up to 12 devices per slice and 5 claims (for longer runs)."""
     features = [g for g in GATES if one_in(draw, 2)]
     pool_ids: list[tuple[str, str]] = []
-    for _ in range(between(draw, 1, 3)):
+    for _ in range(between(draw, 1, 6 if large else 3)):
         pool_id = (choose(draw, DRIVERS), choose(draw, POOLS))
         if pool_id not in pool_ids:
             pool_ids.append(pool_id)
     names = _Names()
     slices: list[Obj] = []
     for i, (driver, pool) in enumerate(pool_ids):
-        slices += draw_pool(draw, driver, pool, names, features, i == 0)
+        slices += draw_pool(draw, driver, pool, names, features, i == 0, 12 if large else 5)
     # a slice's name says nothing of its pool or generation: rename them at random
     renamed = [s["metadata"]["name"] for s in slices]
     random.Random(draw(_below(2**32))).shuffle(renamed)
@@ -394,7 +396,7 @@ def scenarios(draw: Draw) -> Scenario:
     devices = [(s["spec"]["driver"], s["spec"]["pool"]["name"], d) for s in slices for d in s["spec"].get("devices") or ()]
     in_use = draw_allocated_claims(draw, devices)
     drivers = sorted({d for d, _ in pool_ids})
-    to_allocate = [draw_claim(draw, f"claim-{i}", features, drivers) for i in range(choose(draw, (1, 1, 1, 2, 2, 3)))]
+    to_allocate = [draw_claim(draw, f"claim-{i}", features, drivers) for i in range(choose(draw, (1, 1, 1, 2, 2, 3, *((4, 5) if large else ()))))]
     node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE, "labels": dict(NODE_LABELS)}}
     return Scenario(features=features, node=node, objects=[*device_classes(), *slices, *in_use, *to_allocate],
                     allocate=[c["metadata"]["name"] for c in to_allocate])

@@ -18,7 +18,7 @@ taints, binding conditions, admin access), and the checks themselves reject brok
 
 Examples are derandomized (a fixed sequence: CI is reproducible) unless
 ``DRA_PROPERTIES_EXPLORE=1`` is set outside CI; ``DRA_PROPERTIES_SCALE=N`` multiplies the
-number of examples for a longer local run. A failing example is printed as a scenario in the
+number of examples and ``DRA_PROPERTIES_LARGE=1`` draws larger clusters, for longer local runs. A failing example is printed as a scenario in the
 conformance file format.
 """
 
@@ -55,8 +55,14 @@ DeviceId = tuple[str, str, str]
 
 EXPLORE = os.environ.get("DRA_PROPERTIES_EXPLORE") == "1" and not os.environ.get("CI")
 SCALE = max(1, int(os.environ.get("DRA_PROPERTIES_SCALE") or "1"))
+#: DRA_PROPERTIES_LARGE=1: larger clusters and more claims (slower; for local runs)
+LARGE = os.environ.get("DRA_PROPERTIES_LARGE") == "1" and not os.environ.get("CI")
 BASE = settings(deadline=None, derandomize=not EXPLORE, database=None, print_blob=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+
+
+def clusters() -> st.SearchStrategy[Scenario]:
+    return scenarios(large=LARGE)
 
 
 def examples(n: int) -> settings:
@@ -208,7 +214,7 @@ def allocated_example(sc: Scenario) -> tuple[Cluster, list[Obj]]:
 
 
 @examples(100)
-@given(sc=scenarios())
+@given(sc=clusters())
 def test_a_device_appears_at_most_once_per_request(sc: Scenario) -> None:
     _, allocations = allocated_example(sc)
     check_once_per_request(sc, allocations)
@@ -224,7 +230,7 @@ def check_once_per_request(sc: Scenario, allocations: list[Obj]) -> None:
 
 
 @examples(100)
-@given(sc=scenarios())
+@given(sc=clusters())
 def test_a_device_that_cannot_be_shared_is_allocated_once(sc: Scenario) -> None:
     """An exclusive device (not multi-allocatable, or without DRAConsumableCapacity) is not in
     use by an allocated claim and goes to one request only; only admin access may reach a
@@ -258,7 +264,7 @@ def check_exclusive(cluster: Cluster, sc: Scenario, allocations: list[Obj]) -> N
 
 
 @examples(100)
-@given(sc=scenarios())
+@given(sc=clusters())
 def test_every_allocated_device_is_usable(sc: Scenario) -> None:
     """Each request gets its count of devices of its class (one subrequest of a prioritized
     list), flagged adminAccess exactly when asked; each device is reachable from the node,
@@ -328,7 +334,7 @@ def check_usable(cluster: Cluster, sc: Scenario, allocations: list[Obj]) -> None
 
 
 @examples(100)
-@given(sc=scenarios())
+@given(sc=clusters())
 def test_no_counter_or_capacity_is_exceeded(sc: Scenario) -> None:
     cluster, allocations = allocated_example(sc)
     new = [r for a in allocations for r in results_of(a)]
@@ -456,7 +462,7 @@ def in_scope(names: list[str], request: str) -> bool:
 
 
 @examples(100)
-@given(sc=scenarios())
+@given(sc=clusters())
 def test_every_constraint_holds_on_the_result(sc: Scenario) -> None:
     """Devices in a constraint's scope have the attribute; with two or more, matchAttribute
     needs one common value (scalars: the same type and value; with DRAListTypeAttributes a
@@ -509,7 +515,7 @@ def check_distinct(name: str, constraint: Obj, values: list[Any], list_types: bo
 
 
 @examples(60)
-@given(sc=scenarios(), rnd=st.randoms(use_true_random=False))
+@given(sc=clusters(), rnd=st.randoms(use_true_random=False))
 def test_the_answer_does_not_depend_on_load_order(sc: Scenario, rnd: random.Random) -> None:
     """Shuffled objects (slices, classes, claims in use, the claims themselves) give the same
     answer: pools are searched by driver then pool name, slices by name, devices in slice
@@ -550,7 +556,7 @@ def node_entry(doc: Obj) -> Obj:
 
 
 @examples(30)
-@given(sc=scenarios())
+@given(sc=clusters())
 def test_preview_and_explain_agree(sc: Scenario, tmp_path_factory: pytest.TempPathFactory) -> None:
     """Same status for the node (Allocated/Unschedulable/Error, and the library's answer),
     and explain shows exactly the devices preview allocates, per request."""
@@ -576,7 +582,7 @@ def test_preview_and_explain_agree(sc: Scenario, tmp_path_factory: pytest.TempPa
 
 
 @examples(40)
-@given(sc=scenarios(), other=scenarios())
+@given(sc=clusters(), other=clusters())
 def test_same_answer_twice_in_one_process(sc: Scenario, other: Scenario) -> None:
     """One Allocator asked twice, a fresh one over a fresh copy of the objects, and a fresh
     one after another scenario ran: all give the same answer."""
@@ -600,7 +606,7 @@ def _process_env() -> dict[str, str]:
 
 @pytest.mark.slow
 @examples(3)
-@given(sc=scenarios())
+@given(sc=clusters())
 def test_same_answer_in_a_fresh_process(sc: Scenario, tmp_path_factory: pytest.TempPathFactory) -> None:
     """``preview -o json`` in a new interpreter answers as it does in this one (which has run
     many scenarios before)."""
