@@ -25,7 +25,7 @@ def _int_or_none(text: Any) -> int | None:
 def _requirement_matches(req: Mapping[str, Any], value: str | None) -> bool:
     """One NodeSelectorRequirement against the label (or field) value, None when absent."""
     op = req.get("operator")
-    values = req.get("values") or []
+    values = [str(v) for v in req.get("values") or ()]
     if op == "In":
         return value is not None and value in values
     if op == "NotIn":

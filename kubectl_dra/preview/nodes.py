@@ -1,67 +1,22 @@
-"""Which nodes a preview considers: core/v1 NodeSelector matching (for allocated claims
-and pod affinity), pod nodeName/nodeSelector filtering, and the candidate list."""
+"""Which nodes a preview considers: pod nodeName/nodeSelector/affinity and taint filtering,
+and the candidate list (NodeSelector matching itself is kubectl_dra.model.nodes')."""
 
 from __future__ import annotations
 
 from typing import Any, Iterable
 
+from ..model.nodes import node_labels, node_name, node_selector_matches
+
 Obj = dict[str, Any]
 
-
-def node_name(node: Obj) -> str:
-    """``metadata.name`` of a Node."""
-    return str((node.get("metadata") or {}).get("name") or "")
-
-
-def node_labels(node: Obj) -> dict[str, str]:
-    """``metadata.labels`` of a Node (never None)."""
-    return dict((node.get("metadata") or {}).get("labels") or {})
-
-
-def _requirement_matches(values: dict[str, str], req: Obj) -> bool:
-    """One NodeSelectorRequirement against a label (or field) map, as the scheduler reads it."""
-    key = req.get("key") or ""
-    op = req.get("operator") or ""
-    wanted = [str(v) for v in (req.get("values") or [])]
-    present = key in values
-    if op == "In":
-        return present and values[key] in wanted
-    if op == "NotIn":
-        return not present or values[key] not in wanted
-    if op == "Exists":
-        return present
-    if op == "DoesNotExist":
-        return not present
-    if op in ("Gt", "Lt"):
-        if not present or len(wanted) != 1:
-            return False
-        try:
-            have, limit = int(values[key]), int(wanted[0])
-        except ValueError:
-            return False
-        return have > limit if op == "Gt" else have < limit
-    return False  # unknown operators never match (upstream treats them as errors)
-
-
-def term_matches(node: Obj, term: Obj) -> bool:
-    """A NodeSelectorTerm: all expressions and fields must match; an empty term matches nothing."""
-    expressions = term.get("matchExpressions") or []
-    fields = term.get("matchFields") or []
-    if not expressions and not fields:
-        return False
-    labels = node_labels(node)
-    field_values = {"metadata.name": node_name(node)}
-    return all(_requirement_matches(labels, r) for r in expressions) and all(
-        _requirement_matches(field_values, r) for r in fields
-    )
+__all__ = ["node_labels", "node_name", "pod_fits_node", "pod_ref", "selector_matches", "slice_node_names",
+           "toleration_matches"]
 
 
 def selector_matches(node: Obj, selector: Obj | None) -> bool:
-    """A core/v1 NodeSelector (terms ORed); a missing selector matches every node."""
-    if not selector:
-        return True
-    terms = selector.get("nodeSelectorTerms") or []
-    return any(term_matches(node, t) for t in terms)
+    """A core/v1 NodeSelector (an allocation's, a pod's required node affinity); a missing
+    one places no limit, so it matches every node."""
+    return not selector or node_selector_matches(selector, node)
 
 
 def pod_fits_node(pod: Obj, node: Obj) -> str | None:
