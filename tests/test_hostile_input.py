@@ -331,3 +331,16 @@ def test_closed_stdout_is_not_invalid(tmp_path: Path) -> None:
     done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=300)
     assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr
     assert done.stdout.strip().splitlines()[-1] in ("rc=0", "rc=141")
+
+
+def test_validate_output_name_is_kubectls(tmp_path: Path, capsys) -> None:
+    objects = demo_objects()
+    claim = next(o for o in objects if o["kind"] == "ResourceClaim")
+    bad = json.loads(json.dumps(claim))
+    bad["metadata"]["name"] = "Not_Valid"
+    path = tmp_path / "claims.yaml"
+    path.write_text(yaml.safe_dump_all([claim, bad]))
+    code, out, err = run(capsys, "validate", "-f", str(path), "-o", "name")
+    assert code == 1
+    assert out.splitlines() == [f"resourceclaim.resource.k8s.io/{claim['metadata']['name']}"]
+    assert "ResourceClaim/Not_Valid: metadata.name" in err

@@ -71,8 +71,9 @@ Exit status: 0 all valid, 1 some object is invalid, 2 usage or input error.
               "warn as the API server does, fail like kubectl's strict field validation, or ignore. Uses the "
               "schemas of the kubernetes-validate package; without it only an explicit 'error' complains.")
 @gate_options
-@click.option("-o", "--output", "output", type=click.Choice(["text", "json", "yaml"]), default="text",
-              show_default=True, help="Output format.")
+@click.option("-o", "--output", "output", type=click.Choice(["text", "json", "yaml", "name"]), default="text",
+              show_default=True, help="Output format (name: KIND.GROUP/NAME of each valid object, as kubectl's "
+              "-o name; errors on stderr).")
 @click.pass_context
 def validate(ctx: click.Context, filenames: Sequence[str], old_paths: Sequence[str], operation: str | None,
              subresource: str | None, namespace_labels: str | None, namespace: str | None, unknown_fields: str,
@@ -134,6 +135,13 @@ def _run(filenames: Sequence[str], old_paths: Sequence[str], operation: str | No
     if output in ("json", "yaml"):
         docs: Any = [d.to_dict() for d in decisions]
         click.echo(dump(docs[0] if len(docs) == 1 else docs, output))
+    elif output == "name":  # as kubectl's -o name: resource.group/name of each object it accepts
+        for d in decisions:
+            if d.allowed:
+                click.echo(resource_name(d.kind, d.name))
+            else:
+                for line in human_lines(d):
+                    click.echo(line, err=True)
     else:
         for d in decisions:
             for line in human_lines(d):
@@ -164,6 +172,18 @@ def _mark_unknown_fields(decisions: list[Any], originals: list[dict], release: s
             decision.allowed = False
         else:
             decision.warnings.extend(f'unknown field "{f}"' for f in fields)
+
+
+#: kind -> its API group, for ``-o name`` (``resourceclaim.resource.k8s.io/NAME``, as kubectl prints it)
+_GROUPS = {"ResourceSlice": "resource.k8s.io", "DeviceClass": "resource.k8s.io", "ResourceClaim": "resource.k8s.io",
+           "ResourceClaimTemplate": "resource.k8s.io", "PodGroup": "scheduling.k8s.io", "Pod": ""}
+
+
+def resource_name(kind: str | None, name: str | None) -> str:
+    """``kind.group/name`` in lower case, as ``kubectl … -o name`` prints an object."""
+    kind = kind or "unknown"
+    group = _GROUPS.get(kind, "")
+    return f"{kind.lower()}{'.' + group if group else ''}/{name or '?'}"
 
 
 def human_lines(decision: Any) -> list[str]:
