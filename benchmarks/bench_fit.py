@@ -11,6 +11,7 @@ as in use before the next) must take <= 5 s after loading. Reported separately: 
 from __future__ import annotations
 
 import cProfile
+import gc
 import io
 import pstats
 import sys
@@ -38,6 +39,8 @@ def _setup(nodes: int, devices: int) -> tuple[Any, Any, Any, list[Any]]:
     state = ClusterState()
     state.extend(synthetic.cluster(nodes, devices, in_use=0.0, partitionable=True))
     state.extend([one_device_template()])
+    # as load_state does for a loaded state: the objects stay out of the cyclic GC's walks
+    gc.freeze()
     gates = FeatureGates.default()
     plan = resolve_targets(state, [f"template/{synthetic.NAMESPACE}/{TEMPLATE}"], gates=gates)
     return state, gates, plan, candidate_nodes(state)

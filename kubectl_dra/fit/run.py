@@ -374,7 +374,7 @@ def stop_reasons(state: ClusterState, result: FitResult, nodes: Sequence[Obj]) -
     refiner = SelectionRefiner(final, result.gates)
     by_name = {node_name(n): n for n in nodes}
     preview = run_preview(final, result.plan, result.gates, list(nodes), index=refiner.index,
-                          allocator=result.allocator, timeout=None, tracer_factory=lambda node: ExplainTracer(node_name(node), refine=refiner))
+                          allocator=result.allocator, timeout=None, explain_failures=False, tracer_factory=lambda node: ExplainTracer(node_name(node), refine=refiner))
     reasons: dict[str, str] = {}
     for outcome in preview.nodes:
         claims = result.plan.claims_for(by_name[outcome.node])
