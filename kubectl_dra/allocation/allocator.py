@@ -9,7 +9,8 @@ from ..model.devices import nanos
 from ..model.nodes import node_name
 from .celcache import CelCache
 from .index import ClusterIndex, SliceIndex
-from .inuse import InUse, claim_key
+from ..types import claim_key
+from .inuse import InUse
 from .outcome import AllocationOutcome
 from .pools import GATED_POOL_FEATURES, Pool
 from .results import build_results, score_of

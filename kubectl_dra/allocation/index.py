@@ -14,15 +14,14 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from ..model.devices import SliceView, slice_view
 from ..model.nodes import node_matches, node_name
-from .inuse import InUse, claim_key, gather_in_use
+from ..types import ClaimKey, claim_key
+from .inuse import InUse, gather_in_use
 from .pools import Pool, gather_pools, pool_order
 
 if TYPE_CHECKING:
     from ..state import ClusterState
     from .allocator import Features
 
-#: (namespace, name) of a claim
-ClaimKey = tuple[str, str]
 #: the pools of one node: those with devices for it, and those that block "all devices" requests
 NodePools = tuple[list[Pool], list[Pool]]
 

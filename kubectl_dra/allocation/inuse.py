@@ -12,8 +12,10 @@ from typing import Any, Iterable, Mapping
 
 from ..model.names import qualify
 from ..quantity import Quantity
+from ..types import ClaimKey, DeviceID, claim_key
 
-DeviceID = tuple[str, str, str]
+__all__ = ["ClaimKey", "DeviceID", "InUse", "claim_key", "gather_in_use"]
+
 
 
 @dataclass
@@ -70,11 +72,6 @@ class InUse:
         return InUse(dedicated=dict(self.dedicated),
                      shared_capacity={d: dict(c) for d, c in self.shared_capacity.items()},
                      shared_by={d: list(w) for d, w in self.shared_by.items()})
-
-
-def claim_key(claim: Mapping[str, Any]) -> tuple[str, str]:
-    meta = claim.get("metadata") or {}
-    return (meta.get("namespace") or "default", meta.get("name") or "")
 
 
 def gather_in_use(claims: Iterable[Mapping[str, Any]], exclude: frozenset[tuple[str, str]] = frozenset(),

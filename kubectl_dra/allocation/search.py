@@ -25,6 +25,7 @@ from ..model.attributes import AttrValue, attribute_value, lookup_attribute
 from ..model.devices import DeviceView
 from ..model.nodes import node_matches
 from ..quantity import Quantity
+from ..types import claim_ref
 from . import capacity as cap
 from .constraints import Constraint, DistinctAttribute, MatchAttribute, describe_value
 from .inuse import InUse
@@ -42,14 +43,6 @@ MAX_SUBREQUESTS = 8
 FAIL, DONE, EXCEEDED = 0, 1, 2
 #: the scheduler gives up on a node after this long (DRASchedulerFilterTimeout's default)
 
-
-
-def claim_ref(claim: Mapping[str, Any]) -> str:
-    """``namespace/name`` as upstream's klog.KObj prints a claim."""
-    meta = claim.get("metadata") or {}
-    ns = meta.get("namespace") or ""
-    name = meta.get("name") or ""
-    return f"{ns}/{name}" if ns else name
 
 
 @dataclass(eq=False)

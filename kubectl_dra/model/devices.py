@@ -13,9 +13,9 @@ from typing import Any, Iterable, Mapping
 
 from ..errors import InputError
 from ..quantity import Quantity, QuantityError
+from ..types import DeviceID
 from .names import qualify
 
-DeviceID = tuple[str, str, str]
 
 
 def device_uid(driver: str, pool: str, device: str) -> str:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 from ..limits import FILTER_TIMEOUT, TIMED_OUT
 from ..errors import DraError, NotFoundError
 from ..gates import BASE_GATE
+from ..types import Obj, claim_key
 from ..explain.node import explain_node
 from ..explain.tracer import ExplainTracer
 from ..state import ClusterState
@@ -19,7 +20,6 @@ from .targets import PreviewClaim, PreviewPlan
 if TYPE_CHECKING:
     from ..allocation.index import ClusterIndex
 
-Obj = dict[str, Any]
 
 ALLOCATED = "Allocated"
 UNSCHEDULABLE = "Unschedulable"
@@ -104,15 +104,10 @@ def allocator_state(state: ClusterState, plan: PreviewPlan) -> ClusterState:
 
     if keys.isdisjoint(stored_claim_keys(state.resource_claims)):
         return state  # nothing to leave out (the key set is cached per claim list)
-    claims = [c for c in state.resource_claims if _claim_key(c) not in keys]
+    claims = [c for c in state.resource_claims if claim_key(c) not in keys]
     if len(claims) == len(state.resource_claims):
         return state  # the same objects: the allocator's caches over them stay valid
     return dataclasses.replace(state, resource_claims=claims, warnings=list(state.warnings))
-
-
-def _claim_key(claim: Obj) -> tuple[str, str]:
-    meta = claim.get("metadata") or {}
-    return (meta.get("namespace") or "default", meta.get("name") or "")
 
 
 def failure_reasons(allocator: Any, node: Obj, claims: list[Obj], tracer: Any = None,
