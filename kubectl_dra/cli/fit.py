@@ -67,6 +67,11 @@ def fit(targets: tuple[str, ...], filenames: tuple[str, ...], replicas: int | No
     What is modelled: DRA devices only. CPU, memory, pod count limits, node affinity
     between replicas and other scheduler filters are not, so the count is an upper bound.
 
+    -o json/yaml print a kubectl-dra/v1 Fit document: replicas, stopped (NoNodeFits or
+    Limit), summary, lastNode {node, reason}, reasons [{reason, nodes}], nodes [{node,
+    replicas, reason}], pools [{driver, pool, sharedBy, replicas, devices}], placement,
+    limit, featureGates, claims, modelled.
+
     Exit status: 0 when some replica fits (with --replicas N: when all N fit), 1 when none
     does (with --replicas N: when fewer fit), 2 on usage or input errors.
     """
