@@ -20,6 +20,7 @@ import difflib
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from types import MappingProxyType
 
 from .errors import FeatureGateError
@@ -51,8 +52,33 @@ ALL_BETA = "AllBeta"
 RELEASES: tuple[str, ...] = ("1.34", "1.35", "1.36", "1.37")
 LATEST = "1.37"
 
+class Gate(StrEnum):
+    """The DRA feature gates by name: code names a gate through these, never a string literal
+    (a typo is then an AttributeError at import, not a gate silently read as off)."""
+
+    DYNAMIC_RESOURCE_ALLOCATION = "DynamicResourceAllocation"
+    ADMIN_ACCESS = "DRAAdminAccess"
+    CONSUMABLE_CAPACITY = "DRAConsumableCapacity"
+    DERIVED_ATTRIBUTES = "DRADerivedAttributes"
+    DEVICE_BINDING_CONDITIONS = "DRADeviceBindingConditions"
+    DEVICE_COMPATIBILITY_GROUPS = "DRADeviceCompatibilityGroups"
+    DEVICE_TAINT_RULES = "DRADeviceTaintRules"
+    DEVICE_TAINTS = "DRADeviceTaints"
+    EXTENDED_RESOURCE = "DRAExtendedResource"
+    FRACTIONAL_CAPACITY_RANGE = "DRAFractionalCapacityRange"
+    LIST_TYPE_ATTRIBUTES = "DRAListTypeAttributes"
+    NODE_ALLOCATABLE_RESOURCES = "DRANodeAllocatableResources"
+    OPTIONAL_NODE_OPERATIONS = "DRAOptionalNodeOperations"
+    PARTITIONABLE_DEVICES = "DRAPartitionableDevices"
+    PRIORITIZED_LIST = "DRAPrioritizedList"
+    RESOURCE_CLAIM_DEVICE_STATUS = "DRAResourceClaimDeviceStatus"
+    RESOURCE_CLAIM_GRANULAR_STATUS_AUTHORIZATION = "DRAResourceClaimGranularStatusAuthorization"
+    SCHEDULER_FILTER_TIMEOUT = "DRASchedulerFilterTimeout"
+    WORKLOAD_RESOURCE_CLAIMS = "DRAWorkloadResourceClaims"
+
+
 #: the base feature; the conformance "features" model always has it on
-BASE_GATE = "DynamicResourceAllocation"
+BASE_GATE = Gate.DYNAMIC_RESOURCE_ALLOCATION
 
 
 @dataclass(frozen=True)
@@ -119,6 +145,7 @@ _SPECS: dict[str, tuple[Spec, ...]] = {
 }
 
 DRA_GATES: tuple[str, ...] = tuple(sorted(_SPECS))
+assert set(DRA_GATES) == set(Gate), "every gate of the table has its Gate member, and no other"
 
 #: upstream's declared dependencies (a gate needs these enabled); HEAD entries for gates added
 #: after 1.35 follow the requirements stated in their feature descriptions

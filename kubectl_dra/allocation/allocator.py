@@ -17,6 +17,8 @@ from .results import build_results, score_of
 from .search import Search
 from .trace import Rejection, RejectionCode, Tracer
 
+from ..gates import Gate
+
 if TYPE_CHECKING:
     from ..gates import FeatureGates
     from ..state import ClusterState
@@ -41,16 +43,16 @@ class Features:
     def from_gates(cls, gates: "FeatureGates") -> "Features":
         on = gates.enabled
         return cls(
-            admin_access=on("DRAAdminAccess"),
-            prioritized_list=on("DRAPrioritizedList"),
-            partitionable=on("DRAPartitionableDevices"),
-            device_taints=on("DRADeviceTaints"),
-            binding_conditions=on("DRADeviceBindingConditions") and on("DRAResourceClaimDeviceStatus"),
-            consumable_capacity=on("DRAConsumableCapacity"),
-            list_type_attributes=on("DRAListTypeAttributes"),
-            derived_attributes=on("DRADerivedAttributes"),
-            compatibility_groups=on("DRADeviceCompatibilityGroups"),
-            optional_node_operations=on("DRAOptionalNodeOperations"),
+            admin_access=on(Gate.ADMIN_ACCESS),
+            prioritized_list=on(Gate.PRIORITIZED_LIST),
+            partitionable=on(Gate.PARTITIONABLE_DEVICES),
+            device_taints=on(Gate.DEVICE_TAINTS),
+            binding_conditions=on(Gate.DEVICE_BINDING_CONDITIONS) and on(Gate.RESOURCE_CLAIM_DEVICE_STATUS),
+            consumable_capacity=on(Gate.CONSUMABLE_CAPACITY),
+            list_type_attributes=on(Gate.LIST_TYPE_ATTRIBUTES),
+            derived_attributes=on(Gate.DERIVED_ATTRIBUTES),
+            compatibility_groups=on(Gate.DEVICE_COMPATIBILITY_GROUPS),
+            optional_node_operations=on(Gate.OPTIONAL_NODE_OPERATIONS),
         )
 
 

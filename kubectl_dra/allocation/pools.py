@@ -13,12 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
+from ..gates import Gate
 from ..model.devices import DeviceView, Quantity, SliceView
 from ..model.nodes import node_matches
 
 
 #: gate -> the pool feature that, with the gate off, makes the scheduler treat a pool as incomplete
-GATED_POOL_FEATURES = {"DRADeviceCompatibilityGroups": "device compatibility groups"}
+GATED_POOL_FEATURES = {Gate.DEVICE_COMPATIBILITY_GROUPS.value: "device compatibility groups"}
 
 
 def gated_incomplete_note(gate: str) -> str:
@@ -166,7 +167,7 @@ def gather_pools(candidates: Iterable[SliceView], all_slices_of_pool: Mapping[tu
         if not compat_groups and any(s.has_compat_groups for s in slices):
             # A scheduler without the feature cannot honour the groups: treat as being updated.
             pool.incomplete = True
-            pool.incomplete_gate = "DRADeviceCompatibilityGroups"
+            pool.incomplete_gate = Gate.DEVICE_COMPATIBILITY_GROUPS.value
             result.append(pool)
             continue
         if partitionable:

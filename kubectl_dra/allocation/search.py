@@ -20,6 +20,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from ..errors import AllocationError, AllocationTimeout, CELError, DraError
+from ..gates import Gate
 from ..limits import TIMED_OUT
 from ..model.attributes import AttrValue, attribute_value, lookup_attribute
 from ..model.devices import DeviceView
@@ -427,7 +428,7 @@ class Search:
             return Rejection(RC.IN_USE, f"device is already allocated to claim {holder}", {"claim": holder})
         if device.consumes and not self.f.partitionable:
             return Rejection(RC.GATE_DISABLED, "the device consumes shared counters, but DRAPartitionableDevices is "
-                             "disabled", {"gate": "DRAPartitionableDevices"})
+                             "disabled", {"gate": Gate.PARTITIONABLE_DEVICES.value})
         taint = untolerated_taint(device, rd.tolerations) if self.f.device_taints and device.taints else None
         if taint is not None:
             return Rejection(RC.TAINT_NOT_TOLERATED, f"the device has the taint {taint.get('key')}="
@@ -641,16 +642,16 @@ class Search:
         tracer = self.tracer
         if device.binding_conditions and not f.binding_conditions:
             if tracer is not None:
-                self._reject(rd, device, RC.GATE_DISABLED, "the device has binding conditions, but DRADeviceBindingConditions is disabled", {"gate": "DRADeviceBindingConditions"})
+                self._reject(rd, device, RC.GATE_DISABLED, "the device has binding conditions, but DRADeviceBindingConditions is disabled", {"gate": Gate.DEVICE_BINDING_CONDITIONS.value})
             return False
         if device.slice.skip_node_operations:
             if not f.optional_node_operations:
                 if tracer is not None:
-                    self._reject(rd, device, RC.GATE_DISABLED, "the device's slice skips node operations, but DRAOptionalNodeOperations is disabled", {"gate": "DRAOptionalNodeOperations"})
+                    self._reject(rd, device, RC.GATE_DISABLED, "the device's slice skips node operations, but DRAOptionalNodeOperations is disabled", {"gate": Gate.OPTIONAL_NODE_OPERATIONS.value})
                 return False
-            if not self.a.node_declares(self.node, "DRAOptionalNodeOperations"):
+            if not self.a.node_declares(self.node, Gate.OPTIONAL_NODE_OPERATIONS):
                 if tracer is not None:
-                    self._reject(rd, device, RC.NODE_MISMATCH, "the device's slice skips node operations, but the node does not declare DRAOptionalNodeOperations", {"feature": "DRAOptionalNodeOperations"})
+                    self._reject(rd, device, RC.NODE_MISMATCH, "the device's slice skips node operations, but the node does not declare DRAOptionalNodeOperations", {"feature": Gate.OPTIONAL_NODE_OPERATIONS.value})
                 return False
         class_name = rd.class_name
         for i, expr in enumerate(rd.class_selectors):
@@ -702,7 +703,7 @@ class Search:
             return None
         if device.consumes and not f.partitionable:
             if tracer is not None:
-                self._reject(rd, device, RC.GATE_DISABLED, "the device consumes shared counters, but DRAPartitionableDevices is disabled", {"gate": "DRAPartitionableDevices"})
+                self._reject(rd, device, RC.GATE_DISABLED, "the device consumes shared counters, but DRAPartitionableDevices is disabled", {"gate": Gate.PARTITIONABLE_DEVICES.value})
             return None
         taken = _Taken(ci, pool, device)
         if device.consumes:

@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterable
 
 from ..convert import to_v1
 from ..errors import DraError, InputError, NotFoundError, UsageError, ValidationFailed
+from ..gates import FeatureGates, Gate
 from ..model.jsoncopy import copy_json
 from ..state import ClusterState
 from ..state.snapshot import KIND_ALIASES, object_key
@@ -198,17 +199,9 @@ class PreviewPlan:
 # --------------------------------------------------------------------------- resolution
 
 
-def _gate(gates: Any, name: str, default: bool = True) -> bool:
-    """Whether a gate is on (``default`` when the gate set does not know it)."""
-    if gates is None:
-        return default
-    enabled = getattr(gates, "enabled", None)
-    if callable(enabled):
-        try:
-            return bool(enabled(name))
-        except Exception:  # an unknown gate name
-            return default
-    return bool(gates.as_dict().get(name, default))
+def _gate(gates: "FeatureGates | None", gate: Gate) -> bool:
+    """Whether ``gate`` is on; without a gate set (library callers) every gate counts as on."""
+    return True if gates is None else gates.enabled(gate)
 
 
 def generated_claim(template: Obj, name: str, namespace: str, annotations: dict[str, str] | None = None) -> Obj:
@@ -318,7 +311,7 @@ class Resolver:
     def add_pod_group(self, group: Obj) -> None:
         """All claims of a PodGroup's ``spec.resourceClaims`` (a field of DRAWorkloadResourceClaims)."""
         entries = (group.get("spec") or {}).get("resourceClaims") or []
-        if entries and not _gate(self.gates, "DRAWorkloadResourceClaims"):
+        if entries and not _gate(self.gates, Gate.WORKLOAD_RESOURCE_CLAIMS):
             raise UsageError(f"PodGroup {'/'.join(object_key(group))}: spec.resourceClaims needs the feature gate "
                              "DRAWorkloadResourceClaims, which is disabled; the API server drops the field and the "
                              "scheduler allocates none of these claims")
@@ -350,7 +343,7 @@ class Resolver:
     def _pod_group(self, pod: Obj) -> Obj | None:
         """The PodGroup a pod belongs to (``spec.schedulingGroup.podGroupName``), when claims are shared."""
         group_name = (((pod.get("spec") or {}).get("schedulingGroup")) or {}).get("podGroupName")
-        if not group_name or not _gate(self.gates, "DRAWorkloadResourceClaims"):
+        if not group_name or not _gate(self.gates, Gate.WORKLOAD_RESOURCE_CLAIMS):
             return None
         ns = pod["metadata"]["namespace"]
         group = self.find("PodGroup", group_name, ns)
@@ -402,7 +395,7 @@ class Resolver:
 
     def _add_extended(self, pod: Obj) -> None:
         """The implicit claim for extended resources backed by DRA (gate DRAExtendedResource)."""
-        if not _gate(self.gates, "DRAExtendedResource"):
+        if not _gate(self.gates, Gate.EXTENDED_RESOURCE):
             return
         ns = pod["metadata"]["namespace"]
         status_name = ((pod.get("status") or {}).get("extendedResourceClaimStatus") or {}).get("resourceClaimName")
