@@ -26,7 +26,7 @@ NO_DEVICE = make_device_input("", {"name": "d"})
 NOT_IN_DRA_ENV = {
     "expected type '": "mixed-type literal: the DRA environment validates homogeneous literals "
                        "(cel-go's test environment does not)",
-    "found no matching overload for 'reverse' applied to '(string)'":
+    "found no matching overload for 'reverse' applied to 'string.()'":
         "string reverse() is strings extension v3; the DRA environment has v2",
     "undeclared reference to 'ExampleType'": "needs a protobuf type of cel-go's test suite",
 }

@@ -6,6 +6,8 @@ Cases follow the apiserver library tests (``library/quantity_test.go`` and
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from kubectl_dra.cel import compile_expression, make_device_input
@@ -224,3 +226,29 @@ def test_lists_library_errors():
     with pytest.raises(CELRuntimeError) as err:
         run("[9223372036854775807, 1].sum()")
     assert "overflow" in str(err.value)
+
+
+@pytest.mark.parametrize("expression,expected", [
+    ("[[1], [2]].indexOf([1])", 0),
+    ("[{'a': 1}, {'b': 2}].lastIndexOf({'b': 2})", 1),
+    ("[format.dns1123Label()].indexOf(format.dns1123Label())", 0),
+    ('[semver("1.0.0"), semver("2.0.0")].lastIndexOf(semver("2.0.0"))', 1),
+    ("[dyn(1), dyn('a')].indexOf('a')", 1),
+])
+def test_list_index_of_any_element_type(expression, expected):
+    """upstream declares list(A).indexOf(A): any element type, compared by CEL equality."""
+    assert run(expression) == expected
+
+
+@pytest.mark.parametrize("expression,signature", [
+    ("[1].indexOf('a')", "'indexOf' applied to 'list(int).(string)'"),
+    ("['a'].lastIndexOf(1)", "'lastIndexOf' applied to 'list(string).(int)'"),
+    ("[[1]].indexOf(['a'])", "'indexOf' applied to 'list(list(int)).(list(string))'"),
+    ("['a', 'b'].sum()", "'sum' applied to 'list(string).()'"),
+    ("'abc'.indexOf(1)", "'indexOf' applied to 'string.(int)'"),
+])
+def test_overload_errors_read_as_cel_go(expression, signature):
+    """the element type must agree with the argument (cel-go binds A once); receiver calls
+    print as ``target.(args)``, as cel-go does."""
+    with pytest.raises(CELCompileError, match="found no matching overload for " + re.escape(signature)):
+        compile_expression(expression, result="any")

@@ -362,6 +362,49 @@ def _literal_checks(checked: Any, expression: str) -> None:
                                                                       first.id, bad))
 
 
+#: checked type kinds that agree with any type (an unbound parameter is still free)
+_WILDCARD_KINDS = frozenset({"dyn", "error", "type_param", None})
+
+
+def _assignable(a: Any, b: Any) -> bool:
+    """cel-go's type agreement of two checked types (dyn agrees with anything)."""
+    ka, kb = a.WhichOneof("type_kind"), b.WhichOneof("type_kind")
+    if ka in _WILDCARD_KINDS or kb in _WILDCARD_KINDS:
+        return True
+    if ka == "null" or kb == "null":  # null agrees with the nullable kinds
+        other_kind = kb if ka == "null" else ka
+        return other_kind in ("null", "message_type", "well_known", "wrapper", "abstract_type")
+    if ka != kb:
+        return False
+    if ka == "list_type":
+        return _assignable(a.list_type.elem_type, b.list_type.elem_type)
+    if ka == "map_type":
+        return (_assignable(a.map_type.key_type, b.map_type.key_type)
+                and _assignable(a.map_type.value_type, b.map_type.value_type))
+    return bool(a == b)
+
+
+def _list_index_arguments(checked: Any, expression: str) -> None:
+    """``list(A).indexOf(A)``: cel-cpp lets a type parameter widen to dyn, cel-go does not
+    (``[1].indexOf('a')`` is a compile error upstream)."""
+    for node in _walk(checked.expr):
+        if node.WhichOneof("expr_kind") != "call_expr":
+            continue
+        call = node.call_expr
+        if call.function not in ("indexOf", "lastIndexOf") or not call.HasField("target") \
+                or len(call.args) != 1:
+            continue
+        target = checked.type_map.get(call.target.id)
+        arg = checked.type_map.get(call.args[0].id)
+        if target is None or arg is None or target.WhichOneof("type_kind") != "list_type":
+            continue
+        if not _assignable(target.list_type.elem_type, arg):
+            signature = f"{messages.type_text(target)}.({messages.type_text(arg)})"
+            raise CELCompileError("compilation failed: " + _located_error(
+                checked, expression, node.id,
+                f"found no matching overload for '{call.function}' applied to '{signature}'"))
+
+
 def _check(expression: str, result: str, consumable_capacity: bool,
            list_type_attributes: bool) -> tuple[Any, str]:
     """Type-check in the feature-specific env; returns (CheckedExpr, output type)."""
@@ -379,7 +422,8 @@ def _check(expression: str, result: str, consumable_capacity: bool,
             checked = _unpack_checked(env.compile(respelled))
         except RuntimeError as final:
             # the respelled text keeps every position; its errors quote the original lines
-            text = messages.compile_error_text(str(final))
+            text = messages.member_overload_text(messages.compile_error_text(str(final)),
+                                                 expression)
             for new_line, old_line in zip(respelled.split("\n"), expression.split("\n")):
                 if new_line != old_line:
                     text = text.replace(new_line, old_line)
@@ -389,6 +433,8 @@ def _check(expression: str, result: str, consumable_capacity: bool,
         _homogeneous_literals(checked, expression)
     if any(name in expression for name in _LITERAL_CHECKED):
         _literal_checks(checked, expression)
+    if "ndexOf(" in expression:
+        _list_index_arguments(checked, expression)
     if ".format(" in expression:
         check_format_calls(checked, _walk(checked.expr),
                            lambda node_id, msg: _located_error(checked, expression, node_id, msg))

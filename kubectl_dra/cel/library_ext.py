@@ -35,6 +35,9 @@ QT = T(_types.QUANTITY_TYPE)
 ST = T(_types.SEMVER_TYPE)
 OPT_FORMAT = T(_types.OPTIONAL_FORMAT_TYPE)
 OPT_STRINGS = T(_types.OPTIONAL_STRINGS_TYPE)
+#: the type parameter of upstream's ``list(A).indexOf(A)`` (cel-cpp spells parameters ``~A``)
+TYPE_PARAM_A = T("~A")
+LIST_OF_A = T.List(TYPE_PARAM_A)
 
 #: runtime helpers the rewriter targets
 STRING_FUNCTION = "__dra_string"
@@ -333,10 +336,6 @@ _STRING_SOURCES = (("string", T.STRING), ("int64", T.INT), ("uint64", T.UINT), (
                    ("duration", T.DURATION))
 #: standard-library functions the check environment declares itself (see check_decls)
 REPLACED_STDLIB = tuple(name for name, _ in _ORDERING) + ("string",)
-_LIST_ELEMENT_TYPES = (("int", T.INT), ("uint", T.UINT), ("double", T.DOUBLE), ("bool", T.BOOL),
-                       ("string", T.STRING), ("bytes", T.BYTES), ("duration", T.DURATION),
-                       ("timestamp", T.TIMESTAMP), ("quantity", QT), ("semver", ST),
-                       ("ip", IPT), ("cidr", CIDRT), ("url", URLT))
 
 
 def check_decls() -> list[Any]:
@@ -367,8 +366,7 @@ def check_decls() -> list[Any]:
 def check_extension() -> Any:
     """indexOf/lastIndexOf on lists, added to the strings extension's overloads."""
     def overloads(kind: str) -> list[Any]:
-        return [_ov(f"list_{tn}_{kind}_int", T.INT, [T.List(t), t], True)
-                for tn, t in _LIST_ELEMENT_TYPES]
+        return [_ov(f"list_a_{kind}_int", T.INT, [LIST_OF_A, TYPE_PARAM_A], True)]
 
     def optional_methods(name: str, opt: Any, inner: Any) -> list[Any]:
         return [cel.FunctionDecl("hasValue", [_ov(f"{name}_has_value", T.BOOL, [opt], True)]),

@@ -157,3 +157,42 @@ def value_type_text(name: str) -> str:
     if base in ("LIST", "MAP"):
         return base.lower()
     return name
+
+
+_NO_MATCHING_OVERLOAD = re.compile(
+    r"ERROR: <input>:(\d+):(\d+): found no matching overload for '([^']+)' applied to '\((.*)\)'")
+
+
+def _split_types(text: str) -> list[str]:
+    """Split a printed argument list at its top-level commas."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return [p for p in parts if p]
+
+
+def member_overload_text(text: str, expression: str) -> str:
+    """cel-cpp prints a receiver call's signature as ``(target, args)``; cel-go as
+    ``target.(args)``. Respell each no-matching-overload error whose call is a receiver call."""
+    lines = expression.split("\n")
+
+    def respell(m: re.Match[str]) -> str:
+        line, col, name = int(m.group(1)), int(m.group(2)), m.group(3)
+        source = lines[line - 1] if 0 < line <= len(lines) else ""
+        start = col - 1 - len(name)  # cel-cpp points at the call's '('
+        if start < 1 or source[start - 1:col - 1] != "." + name:
+            return m.group(0)
+        types = _split_types(m.group(4))
+        if not types:
+            return m.group(0)
+        signature = f"{types[0]}.({', '.join(types[1:])})"
+        return m.group(0).rsplit("'(", 1)[0] + f"'{signature}'"
+
+    return _NO_MATCHING_OVERLOAD.sub(respell, text)
