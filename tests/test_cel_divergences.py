@@ -80,3 +80,21 @@ def test_mixed_literals_rejected_like_upstream():
     result = check_expression('[1, "a"].size() == 2')
     assert result.reason == "Invalid"
     assert "expected type 'int' but found 'string'" in result.errors[0]
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "engine: cel-expr-python cannot hand optional or type values to a Python function "
+    "(a list of lists of optionals crashes the binding), and the list library's indexOf is one"))
+def test_index_of_optional_elements_works_upstream():
+    assert compile_expression("[optional.of(1)].indexOf(optional.of(1)) == 0").matches(DEV)
+
+
+@pytest.mark.parametrize("expression", [
+    "[optional.of(1)].indexOf(optional.of(1)) == 0",
+    "[[optional.of(1)]].indexOf([optional.of(1)]) == 0",
+    "[int].lastIndexOf(int) == 0",
+])
+def test_index_of_optional_elements_is_a_compile_error_here(expression):
+    with pytest.raises(CELCompileError, match="cannot hand optional or type values"):
+        compile_expression(expression)
+    assert check_expression(expression).reason == "Invalid"

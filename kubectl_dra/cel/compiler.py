@@ -384,6 +384,20 @@ def _assignable(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+def _holds_engine_only_values(t: Any) -> bool:
+    """Whether values of this type contain optionals or types, which cel-expr-python cannot
+    convert to Python (a list of them crashes the binding)."""
+    kind = t.WhichOneof("type_kind")
+    if kind == "type" or (kind == "abstract_type" and t.abstract_type.name == "optional_type"):
+        return True
+    if kind == "list_type":
+        return _holds_engine_only_values(t.list_type.elem_type)
+    if kind == "map_type":
+        return (_holds_engine_only_values(t.map_type.key_type)
+                or _holds_engine_only_values(t.map_type.value_type))
+    return False
+
+
 def _list_index_arguments(checked: Any, expression: str) -> None:
     """``list(A).indexOf(A)``: cel-cpp lets a type parameter widen to dyn, cel-go does not
     (``[1].indexOf('a')`` is a compile error upstream)."""
@@ -398,6 +412,12 @@ def _list_index_arguments(checked: Any, expression: str) -> None:
         arg = checked.type_map.get(call.args[0].id)
         if target is None or arg is None or target.WhichOneof("type_kind") != "list_type":
             continue
+        if _holds_engine_only_values(target.list_type.elem_type):
+            raise CELCompileError("compilation failed: " + _located_error(
+                checked, expression, node.id,
+                f"{call.function}() on a list of {messages.type_text(target.list_type.elem_type)} "
+                "is not supported: the CEL engine cannot hand optional or type values to "
+                "the list library"))
         if not _assignable(target.list_type.elem_type, arg):
             signature = f"{messages.type_text(target)}.({messages.type_text(arg)})"
             raise CELCompileError("compilation failed: " + _located_error(
