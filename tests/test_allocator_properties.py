@@ -45,6 +45,7 @@ from kubectl_dra.allocation import Allocator
 from kubectl_dra.cli.main import cli
 from kubectl_dra.errors import AllocationError, AllocationTimeout
 from kubectl_dra.gates import FeatureGates
+from kubectl_dra.limits import TIMED_OUT
 from kubectl_dra.quantity import Quantity
 from kubectl_dra.state import ClusterState
 from tests.allocation_strategies import NODE, Scenario, scenarios
@@ -71,7 +72,9 @@ def examples(n: int) -> settings:
 
 #: a search that takes longer than this is abandoned (the example is discarded, not failed):
 #: generated scenarios are small, this only guards the file's run time on a loaded machine
-SEARCH_SECONDS = 20.0
+SEARCH_SECONDS = 10.0
+#: the limit for the two runs compared across processes (see test_same_answer_in_a_fresh_process)
+FRESH_PROCESS_SECONDS = 120.0
 
 
 # --------------------------------------------------------------------------- running
@@ -213,7 +216,7 @@ def allocated_example(sc: Scenario) -> tuple[Cluster, list[Obj]]:
 # --------------------------------------------------------------------------- 1. at most once per request
 
 
-@examples(100)
+@examples(80)
 @given(sc=clusters())
 def test_a_device_appears_at_most_once_per_request(sc: Scenario) -> None:
     _, allocations = allocated_example(sc)
@@ -229,7 +232,7 @@ def check_once_per_request(sc: Scenario, allocations: list[Obj]) -> None:
         assert not twice, f"claim {name}: request got the same device more than once: {twice}"
 
 
-@examples(100)
+@examples(80)
 @given(sc=clusters())
 def test_a_device_that_cannot_be_shared_is_allocated_once(sc: Scenario) -> None:
     """An exclusive device (not multi-allocatable, or without DRAConsumableCapacity) is not in
@@ -263,7 +266,7 @@ def check_exclusive(cluster: Cluster, sc: Scenario, allocations: list[Obj]) -> N
         earlier |= set(mine)
 
 
-@examples(100)
+@examples(80)
 @given(sc=clusters())
 def test_every_allocated_device_is_usable(sc: Scenario) -> None:
     """Each request gets its count of devices of its class (one subrequest of a prioritized
@@ -333,7 +336,7 @@ def check_usable(cluster: Cluster, sc: Scenario, allocations: list[Obj]) -> None
 # --------------------------------------------------------------------------- 2. counters and capacity
 
 
-@examples(100)
+@examples(80)
 @given(sc=clusters())
 def test_no_counter_or_capacity_is_exceeded(sc: Scenario) -> None:
     cluster, allocations = allocated_example(sc)
@@ -461,7 +464,7 @@ def in_scope(names: list[str], request: str) -> bool:
     return parent in names or request in names
 
 
-@examples(100)
+@examples(80)
 @given(sc=clusters())
 def test_every_constraint_holds_on_the_result(sc: Scenario) -> None:
     """Devices in a constraint's scope have the attribute; with two or more, matchAttribute
@@ -542,15 +545,15 @@ def state_file(sc: Scenario, directory: Path) -> Path:
     return write_state(sc.as_document(), directory)
 
 
-def cli_args(command: str, sc: Scenario, state: Path) -> list[str]:
+def cli_args(command: str, sc: Scenario, state: Path, timeout: float = SEARCH_SECONDS) -> list[str]:
     doc = sc.as_document()
-    return [command, "--state", str(state), "--node", NODE, "-o", "json", "--timeout", f"{SEARCH_SECONDS:g}s",
+    return [command, "--state", str(state), "--node", NODE, "-o", "json", "--timeout", f"{timeout:g}s",
             "--feature-gates", gates_flag(doc), *claim_targets(doc)]
 
 
 def node_entry(doc: Obj) -> Obj:
     (entry,) = [n for n in doc["nodes"] if n["node"] == NODE]
-    if entry.get("status") == "Error" and "time" in str(entry.get("error") or entry.get("reason") or "").lower():
+    if entry.get("status") == "Error" and TIMED_OUT in str(entry.get("error") or entry.get("reason") or ""):
         reject()  # the search ran out of time on a loaded machine: no answer to compare
     return entry
 
@@ -612,14 +615,16 @@ def test_same_answer_in_a_fresh_process(sc: Scenario, tmp_path_factory: pytest.T
     many scenarios before)."""
     show(sc)
     state = state_file(sc, tmp_path_factory.mktemp("state"))
-    args = cli_args("preview", sc, state)
+    # a generous limit: preview's reasons for an unschedulable node come from a second, traced
+    # search under the same limit, so a search cut short on a loaded machine changes them
+    args = cli_args("preview", sc, state, timeout=FRESH_PROCESS_SECONDS)
     here_code, here = run_cli(args)
     proc = subprocess.run([sys.executable, "-m", "kubectl_dra", *args], capture_output=True, text=True,
                           env=_process_env(), timeout=300)
+    assert proc.returncode in (0, 1, 2) and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    there_entry, here_entry = node_entry(json.loads(proc.stdout)), node_entry(here)
     assert proc.returncode == here_code, f"exit {proc.returncode} vs {here_code}: {proc.stderr[-2000:]}"
-    assert "Traceback" not in proc.stderr
-    there = json.loads(proc.stdout)
-    assert masked(node_entry(there)) == masked(node_entry(here))
+    assert masked(there_entry) == masked(here_entry)
 
 
 # --------------------------------------------------------------------------- the oracle itself
