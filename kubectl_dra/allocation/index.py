@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
-from ..model.devices import SliceView, slice_view
+import orjson
+
+from ..model.devices import DeviceView, SliceView, slice_view
 from ..model.nodes import node_matches, node_name
 from ..types import ClaimKey, claim_key
 from .inuse import InUse, gather_in_use
@@ -112,6 +114,31 @@ class SliceIndex:
         return (pools, problems)
 
 
+def _cel_content(driver: str, device: DeviceView) -> bytes | None:
+    """What selectors can see of a device (its driver, attributes, capacity and
+    allowMultipleAllocations) and whether it has binding conditions, as one comparable
+    value; None when it cannot be written as JSON (the device then keeps its own answers)."""
+    raw = device.raw
+    try:
+        return orjson.dumps([driver, raw.get("attributes"), raw.get("capacity"),
+                             bool(raw.get("allowMultipleAllocations")), bool(device.binding_conditions)],
+                            option=orjson.OPT_SORT_KEYS)
+    except (TypeError, orjson.JSONEncodeError):
+        return None
+
+
+def _share_answers(views: list[SliceView]) -> None:
+    """Let devices that selectors cannot tell apart share one dict of remembered answers
+    (CEL results and selectability), so a cluster's many identical devices are evaluated
+    once. Every answer kept there depends only on that content (see _cel_content)."""
+    shared: dict[bytes, dict[Any, Any]] = {}
+    for sv in views:
+        for device in sv.devices:
+            key = _cel_content(sv.driver, device)
+            if key is not None:
+                device.cel_results = shared.setdefault(key, device.cel_results)
+
+
 class ClusterIndex:
     """Everything the allocator derives from one snapshot (see the module docstring)."""
 
@@ -119,6 +146,7 @@ class ClusterIndex:
         self.state = state
         #: one view per ResourceSlice, in the state's order
         self.slice_views: list[SliceView] = [slice_view(s, i) for i, s in enumerate(state.resource_slices)]
+        _share_answers(self.slice_views)
         self._views_by_identity = {id(sv.raw): sv for sv in self.slice_views}
         self._slice_indexes: dict[tuple[bool, bool], SliceIndex] = {}
         #: DeviceClasses by name (the first of a name wins, as a lister returns one)
