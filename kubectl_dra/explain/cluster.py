@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from .funnel import ERROR, NodeExplanation, RequestExplanation
-from .tracer import ClaimKey
+from ..types import ClaimKey
 
 
 @dataclass

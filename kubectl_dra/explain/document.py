@@ -6,7 +6,7 @@ from typing import Any, Mapping
 
 from .cluster import Explanation
 from .funnel import NodeExplanation, RequestExplanation
-from .tracer import DeviceId, Obj
+from ..types import DeviceID, Obj
 
 #: top-level keys of the ``kubectl-dra/v1 Explanation`` document, in order (``explain --help`` lists them)
 DOCUMENT_KEYS = ("apiVersion", "kind", "target", "summary", "fit", "total", "featureGates", "claims", "reasons",
@@ -23,7 +23,7 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
-def _device(d: DeviceId) -> Obj:
+def _device(d: DeviceID) -> Obj:
     return {"driver": d[0], "pool": d[1], "device": d[2]}
 
 

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from ..allocation.trace import Rejection, RejectionCode
-from .tracer import ClaimKey, DeviceId, RequestTrace
+from ..types import ClaimKey, DeviceID
+from .tracer import RequestTrace
 
 C = RejectionCode
 
@@ -113,9 +114,9 @@ class RequestExplanation:
     candidates: int
     funnel: list[FunnelStage]
     #: code -> rejected devices with their rejection, in search order
-    rejections: dict[RejectionCode, list[tuple[DeviceId, Rejection]]]
+    rejections: dict[RejectionCode, list[tuple[DeviceID, Rejection]]]
     #: devices in the final allocation for this request
-    allocated: list[DeviceId]
+    allocated: list[DeviceID]
     unsatisfied: list[str]
     evaluated: bool
 
@@ -206,7 +207,7 @@ class NodeExplanation:
 
 
 def explain_request(claim: ClaimKey, spec: RequestSpec, trace: RequestTrace | None,
-                    allocated: list[DeviceId]) -> RequestExplanation:
+                    allocated: list[DeviceID]) -> RequestExplanation:
     """The funnel of one request from its trace (an absent trace: the search never got there)."""
     if trace is None:
         return RequestExplanation(claim, spec, 0, [], {}, allocated, [], evaluated=bool(allocated))
@@ -220,7 +221,7 @@ def explain_request(claim: ClaimKey, spec: RequestSpec, trace: RequestTrace | No
         candidates = len(rejected.keys() | selected.keys())
     else:
         candidates = len(rejected)
-    groups: dict[RejectionCode, list[tuple[DeviceId, Rejection]]] = {}
+    groups: dict[RejectionCode, list[tuple[DeviceID, Rejection]]] = {}
     for device, rejection in rejected.items():
         if final and device in final:
             continue  # rejected on one branch of the search, chosen on another
@@ -233,7 +234,7 @@ def explain_request(claim: ClaimKey, spec: RequestSpec, trace: RequestTrace | No
                               list(trace.unsatisfied), True)
 
 
-def funnel_stages(ordered: Mapping[RejectionCode, list[tuple[DeviceId, Rejection]]],
+def funnel_stages(ordered: Mapping[RejectionCode, list[tuple[DeviceID, Rejection]]],
                   candidates: int) -> list[FunnelStage]:
     """Stages from rejections already in funnel order, only those that rejected something."""
     remaining = candidates

@@ -8,7 +8,8 @@ from typing import Any, Mapping, Sequence
 from ..allocation.trace import Rejection, RejectionCode
 from .funnel import NodeExplanation, RequestExplanation, explain_request, request_specs
 from .reasons import is_attempt_rejection, node_reason
-from .tracer import ClaimKey, DeviceId, ExplainTracer, RequestTrace, claim_key
+from ..types import ClaimKey, DeviceID, claim_key
+from .tracer import ExplainTracer, RequestTrace
 
 C = RejectionCode
 
@@ -51,7 +52,7 @@ def _restate_picked(requests: Sequence[RequestExplanation], tracer: ExplainTrace
     if not any(is_attempt_rejection(rejection, attempt)
                for req in requests for _, rejection in req.rejections.get(C.IN_USE, ())):
         return  # the usual case: nothing to restate
-    pickers: dict[DeviceId, list[tuple[ClaimKey, str]]] = {}
+    pickers: dict[DeviceID, list[tuple[ClaimKey, str]]] = {}
     for req in requests:  # the final allocation first, then any tentative pick
         for device in req.allocated:
             pickers.setdefault(device, []).append((req.claim, req.spec.name))
@@ -79,8 +80,8 @@ def _picked(claim: ClaimKey, holder: tuple[ClaimKey, str] | None, rejection: Rej
     return Rejection(C.IN_USE, text, {**(rejection.details or {}), **details, "thisAttempt": True})
 
 
-def _chosen_devices(result: Mapping[str, Any] | None) -> dict[str, list[DeviceId]]:
-    chosen: dict[str, list[DeviceId]] = {}
+def _chosen_devices(result: Mapping[str, Any] | None) -> dict[str, list[DeviceID]]:
+    chosen: dict[str, list[DeviceID]] = {}
     for r in (((result or {}).get("devices") or {}).get("results")) or []:
         chosen.setdefault(str(r.get("request") or ""), []).append(
             (str(r.get("driver") or ""), str(r.get("pool") or ""), str(r.get("device") or "")))

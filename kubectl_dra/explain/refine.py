@@ -23,8 +23,8 @@ from ..allocation.trace import Rejection, RejectionCode
 from ..errors import CELError
 from ..model.devices import DeviceView
 from ..quantity import Quantity, QuantityError
+from ..types import DeviceID
 from .funnel import RequestSpec, request_specs
-from .tracer import DeviceId
 
 if TYPE_CHECKING:
     from ..gates import FeatureGates
@@ -64,11 +64,11 @@ class SelectionRefiner:
         self.gates = gates
         self.index = index if index is not None else ClusterIndex(state)
         self.cel = CelCache()
-        self._views: dict[DeviceId, DeviceView] | None = None
+        self._views: dict[DeviceID, DeviceView] | None = None
         #: (id of the claim dict, request) -> (the claim, its signature or None when unknown)
         self._signatures: dict[tuple[int, str], tuple[Mapping[str, Any], tuple[Signature, str, str] | None]] = {}
         #: device -> what CEL sees of it (see _content)
-        self._contents: dict[DeviceId, str] = {}
+        self._contents: dict[DeviceID, str] = {}
         #: (signature, device content) -> the first false selector, or None
         self._verdicts: dict[tuple[Signature, str], Verdict | None] = {}
         self._restated: dict[tuple[tuple[Signature, str, str], Verdict], Rejection] = {}
@@ -88,10 +88,10 @@ class SelectionRefiner:
 
     # -- device views ------------------------------------------------------------------
 
-    def _view(self, key: DeviceId) -> DeviceView | None:
+    def _view(self, key: DeviceID) -> DeviceView | None:
         """The index's view of a device (the first of an id in state order)."""
         if self._views is None:
-            views: dict[DeviceId, DeviceView] = {}
+            views: dict[DeviceID, DeviceView] = {}
             for sv in self.index.slice_views:
                 for view in sv.devices:
                     views.setdefault(view.id, view)
@@ -114,7 +114,7 @@ class SelectionRefiner:
         class_exprs = expressions((cls.get("spec") or {}).get("selectors"))
         return ((class_exprs, expressions(spec.selector_list)), spec.name, spec.device_class)
 
-    def _in_use(self, claim: Mapping[str, Any], request: str, key: DeviceId, rejection: Rejection) -> Rejection:
+    def _in_use(self, claim: Mapping[str, Any], request: str, key: DeviceID, rejection: Rejection) -> Rejection:
         """An "in use" rejection restated as the first false selector, when one is false."""
         signature = self._signature(claim, request)
         if signature is None:
@@ -194,7 +194,7 @@ class SelectionRefiner:
 
     # -- capacity ----------------------------------------------------------------------
 
-    def _capacity(self, key: DeviceId, rejection: Rejection) -> Rejection:
+    def _capacity(self, key: DeviceID, rejection: Rejection) -> Rejection:
         """Say which kind of shortfall a capacity rejection is (``shortfall`` in its details):
         the device lacks the capacity, its request policy refuses the amount, or too little is left."""
         details = rejection.details or {}

@@ -10,17 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol
 
-from ..allocation.inuse import claim_key
-from ..allocation.search import claim_ref
 from ..allocation.trace import NullTracer, Rejection, RejectionCode
+from ..types import ClaimKey, DeviceID, claim_key, claim_ref
 
-Obj = dict[str, Any]
-#: (driver, pool, device)
-DeviceId = tuple[str, str, str]
-#: (namespace, name) of a claim
-ClaimKey = tuple[str, str]
-
-__all__ = ["ClaimKey", "DeviceId", "ExplainTracer", "Obj", "Refiner", "RequestTrace", "claim_key"]
+__all__ = ["ExplainTracer", "Refiner", "RequestTrace"]
 
 
 class Refiner(Protocol):
@@ -40,12 +33,12 @@ class RequestTrace:
     claim: ClaimKey
     request: str
     #: device -> the first rejection (insertion order is search order)
-    rejected: dict[DeviceId, Rejection] = field(default_factory=dict)
+    rejected: dict[DeviceID, Rejection] = field(default_factory=dict)
     #: devices tentatively chosen at some point of the search
-    selected: dict[DeviceId, None] = field(default_factory=dict)
+    selected: dict[DeviceID, None] = field(default_factory=dict)
     unsatisfied: list[str] = field(default_factory=list)
 
-    def seen(self) -> list[DeviceId]:
+    def seen(self) -> list[DeviceID]:
         """Every device the search looked at for this request, in search order."""
         out = dict.fromkeys(self.rejected)
         out.update(self.selected)
