@@ -12,12 +12,11 @@ solution wins.
 
 from __future__ import annotations
 
-import sys
 import time
 import uuid
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Generator, Mapping
 
 from ..errors import AllocationError, AllocationTimeout, CELError, DraError
 from ..gates import Gate
@@ -42,6 +41,11 @@ MAX_RESULTS = 32
 MAX_SUBREQUESTS = 8
 
 FAIL, DONE, EXCEEDED = 0, 1, 2
+#: where a request's device search starts: (pool index, device index)
+_START = (0, 0)
+#: one activation of the search step: yields the arguments of the step it needs answered
+#: and receives that step's result; returns its own (FAIL, DONE or EXCEEDED)
+Step = Generator[tuple[int, int, int, int, bool, tuple[int, int]], int, int]
 #: the scheduler gives up on a node after this long (DRASchedulerFilterTimeout's default)
 
 
@@ -76,14 +80,6 @@ class RequestData:
 
     def __post_init__(self) -> None:
         self.full_name = f"{self.parent}/{self.name}" if self.parent else self.name
-
-
-def _stack_depth() -> int:
-    """Frames on the current thread's stack."""
-    depth, frame = 0, sys._getframe(1)
-    while frame is not None:
-        depth, frame = depth + 1, frame.f_back
-    return depth
 
 
 @dataclass(eq=False)
@@ -162,7 +158,7 @@ class Search:
 
     __slots__ = ("a", "f", "node", "claims", "pools", "problems", "in_use", "tracer", "requests", "selected_sub",
                  "constraints", "results", "allocating", "shares", "allocating_capacity", "consumed_counters",
-                 "compat", "matches", "steps", "ticks", "deadline", "num_requests", "depth", "last_rejection",
+                 "compat", "matches", "steps", "ticks", "deadline", "num_requests", "last_rejection",
                  "needed_later")
 
     def __init__(self, allocator: "Allocator", node: Mapping[str, Any], claims: list[Mapping[str, Any]],
@@ -198,8 +194,6 @@ class Search:
         self.ticks = 0
         self.deadline = deadline if deadline is not None else float("inf")
         self.num_requests: list[int] = []
-        #: the recursion depth the search may need (see run)
-        self.depth = 0
         #: the rejection last handed to the tracer
         self.last_rejection: Rejection | None = None
         #: (claim, request) -> devices that a later "all devices" request needs exclusively
@@ -222,18 +216,15 @@ class Search:
             self.constraints = [[type(c)(c.attribute, list(c.requests), c.list_types) for c in group]
                                 for group in cached[2]] if cached[3] else cached[2]
             self.num_requests = cached[4]
-            self.depth = cached[5]
             return
         self._prepare()
         self.num_requests = [len(((c.get("spec") or {}).get("devices") or {}).get("requests") or ()) for c in self.claims]
-        # one frame per device, one more per request (or subrequest tried) and per claim
-        self.depth = sum(rd.num_devices + 2 for rd in self.requests.values()) + len(self.claims) * 2 + 20
         if not any(rd.all_mode for rd in self.requests.values()):
             if len(self.a.prepared) > 64:
                 self.a.prepared.clear()
             has_constraints = any(self.constraints)
             self.a.prepared[key] = (list(self.claims), self.requests, self.constraints, has_constraints,
-                                    self.num_requests, self.depth)
+                                    self.num_requests)
 
     def _prepare(self) -> None:
         for ci, claim in enumerate(self.claims):
@@ -354,13 +345,26 @@ class Search:
 
     def run(self) -> bool:
         """Search for a solution; True when every claim got all its devices."""
-        room = sys.getrecursionlimit() - _stack_depth()
-        if room < self.depth:  # raising the limit is the entry point's call (cli.main.tune_process)
-            raise AllocationError(f"the search for these claims needs {self.depth} nested steps, more than this "
-                                  f"process's recursion limit leaves ({room}); raise it with sys.setrecursionlimit")
         if not self._plan_all_requests():
             return False
-        return self._one(0, 0, 0, 0, False) == DONE
+        return self._drive((0, 0, 0, 0, False, _START)) == DONE
+
+    def _drive(self, call: tuple[int, int, int, int, bool, tuple[int, int]]) -> int:
+        """Run _one and the calls it makes on an explicit stack: the search goes as deep as a
+        claim's devices need without Python recursion (no recursion limit to raise)."""
+        stack = [self._one(*call)]
+        result: int | None = None
+        while stack:
+            try:
+                call = stack[-1].send(result)
+            except StopIteration as done:
+                stack.pop()
+                result = done.value
+                continue
+            stack.append(self._one(*call))
+            result = None
+        assert result is not None
+        return result
 
     def tick(self) -> None:
         """Count one unit of work; every 256 units, stop if the deadline has passed. Every
@@ -466,20 +470,23 @@ class Search:
         return True
 
     def _one(self, ci: int, ri: int, si: int, di: int, in_sub: bool,
-             start: tuple[int, int] = (0, 0)) -> int:
+             start: tuple[int, int] = (0, 0)) -> Step:
+        """Upstream allocateOne: find a device for device ``di`` of request ``ri`` (subrequest
+        ``si``) of claim ``ci``, and everything after it. A generator: where upstream calls
+        itself, this yields the arguments of that call and gets its result back (see run)."""
         self.steps += 1
         self.tick()
         if ci >= len(self.claims):
             return DONE
         if ri >= self.num_requests[ci]:
-            res = self._one(ci + 1, 0, 0, 0, False)
+            res = yield (ci + 1, 0, 0, 0, False, _START)
             return FAIL if res == EXCEEDED else res
         rd = self.requests[(ci, ri, si)]
         if not in_sub and rd.parent is not None:
             all_exceeded = True
             k = 0
             while (ci, ri, k) in self.requests:
-                res = self._one(ci, ri, k, di, True)
+                res = yield (ci, ri, k, di, True, _START)
                 if res == EXCEEDED:
                     k += 1
                     continue
@@ -496,7 +503,7 @@ class Search:
                 self.tracer.request_unsatisfied(self.claims[ci], rd.full_name, "no device matches the request")
             return FAIL
         if di >= rd.num_devices:
-            return self._one(ci, ri + 1, 0, 0, False)
+            return (yield (ci, ri + 1, 0, 0, False, _START))
         if len(self.results[ci]) + rd.num_devices - di > MAX_RESULTS:
             if self.tracer is not None:
                 self.tracer.request_unsatisfied(self.claims[ci], rd.full_name, f"the claim would exceed {MAX_RESULTS} allocated devices")
@@ -511,7 +518,7 @@ class Search:
             taken = self._allocate_device(ci, rd, pool, device, must=True)
             if taken is None:
                 return FAIL
-            res = self._one(ci, ri, si, di + 1, in_sub)
+            res = yield (ci, ri, si, di + 1, in_sub, _START)
             if res != DONE:
                 self._undo(taken)
             return res
@@ -535,7 +542,7 @@ class Search:
                 # The next device of this request is searched from the following device
                 # on (upstream allocateOne: nextLocation = deviceIndex + 1), so a
                 # multi-allocatable device appears at most once per request.
-                res = self._one(ci, ri, si, di + 1, in_sub, (pi, dk + 1))
+                res = yield (ci, ri, si, di + 1, in_sub, (pi, dk + 1))
                 if res == DONE:
                     return DONE
                 self._undo(taken)

@@ -109,20 +109,15 @@ def cli() -> None:
     """
 
 
-#: deepest recursion the allocator's search may need (a pod's claims, 32 devices each)
-RECURSION_LIMIT = 20_000
 #: allocations between young-generation collections: a command builds millions of small,
 #: acyclic containers (parsed objects, views) and lives for seconds
 GC_THRESHOLD = (200_000, 20, 50)
 
 
 def tune_process() -> None:
-    """Interpreter-wide settings for a short-lived command, set here and nowhere in the library:
-    fewer cyclic-GC passes over a big cluster state, and room for the search's recursion
-    (Python-to-Python calls use no C stack since 3.11)."""
+    """Interpreter-wide settings for a short-lived command, set here and nowhere in the
+    library: fewer cyclic-GC passes over a big cluster state."""
     gc.set_threshold(*GC_THRESHOLD)
-    if sys.getrecursionlimit() < RECURSION_LIMIT:
-        sys.setrecursionlimit(RECURSION_LIMIT)
 
 
 def main(argv: list[str] | None = None) -> None:
