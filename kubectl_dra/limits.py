@@ -1,5 +1,5 @@
-"""Limits kube-scheduler applies to DRA allocation, in one light module that the command
-line can import without loading the allocator."""
+"""Limits kube-scheduler applies to DRA allocation, and its words for a node it gives up
+on, in one light module that every layer (and the command line) can import cheaply."""
 
 from __future__ import annotations
 
@@ -7,3 +7,5 @@ from __future__ import annotations
 FILTER_TIMEOUT = 10.0
 #: the scheduler's words for a node whose allocation ran past the filter timeout
 TIMED_OUT = "timed out trying to allocate devices"
+#: the scheduler's words when the DRA plugin finds no allocation on a node
+CANNOT_ALLOCATE = "cannot allocate all claims"

@@ -12,7 +12,7 @@ from .index import ClusterIndex, SliceIndex
 from ..types import claim_key
 from .inuse import InUse
 from .outcome import AllocationOutcome
-from .pools import GATED_POOL_FEATURES, Pool
+from .pools import Pool, gated_incomplete_note
 from .results import build_results, score_of
 from .search import Search
 from .trace import Rejection, RejectionCode, Tracer
@@ -167,8 +167,7 @@ class Allocator:
                 if pool.incomplete_gate:
                     tracer.pool_skipped(pool.driver, pool.name, Rejection(
                         RejectionCode.POOL_INCOMPLETE,
-                        f"resource pool {pool.uid} uses {GATED_POOL_FEATURES[pool.incomplete_gate]}, which the "
-                        f"scheduler cannot honour with {pool.incomplete_gate} off: treated as incomplete",
+                        f"resource pool {pool.uid} {gated_incomplete_note(pool.incomplete_gate)}",
                         {"gate": pool.incomplete_gate}))
                 elif pool.incomplete:
                     tracer.pool_skipped(pool.driver, pool.name, Rejection(

@@ -14,7 +14,7 @@ from .refine import SHORT_MISSING, SHORT_POLICY
 C = RejectionCode
 
 #: the scheduler's generic words, which explain replaces with its own
-GENERIC = "cannot allocate all claims"
+GENERIC = CANNOT_ALLOCATE
 
 _SHORT = {
     C.IN_USE: "in use", C.COUNTERS_EXHAUSTED: "out of shared counters", C.CAPACITY_SHORT: "short of capacity",

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
-from ..limits import FILTER_TIMEOUT, TIMED_OUT
+from ..limits import CANNOT_ALLOCATE, FILTER_TIMEOUT, TIMED_OUT
 from ..errors import DraError, NotFoundError
 from ..gates import BASE_GATE
 from ..types import Obj, claim_key
@@ -25,8 +25,6 @@ ALLOCATED = "Allocated"
 UNSCHEDULABLE = "Unschedulable"
 ERROR = "Error"
 
-#: the scheduler's message when the DRA plugin finds no allocation on a node
-CANNOT_ALLOCATE = "cannot allocate all claims"
 #: why nothing is allocated anywhere when the base gate is off
 DRA_DISABLED = (f"feature gate {BASE_GATE} is disabled: the scheduler allocates no devices and the API server "
                 "serves no ResourceClaims")
