@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from ..allocation.trace import Rejection, RejectionCode
+from ..limits import CANNOT_ALLOCATE
 from .funnel import (
     ALLOCATED, BEFORE_CLASS, ERROR, SELECTION_CODES, STAGE_INDEX, NodeExplanation, RequestExplanation,
 )
