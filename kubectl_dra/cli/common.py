@@ -3,6 +3,8 @@ output formats and kubectl-style aligned tables."""
 
 from __future__ import annotations
 
+import gc
+
 import json
 import sys
 from typing import Any, Callable, Iterable, Sequence, TypeVar
@@ -113,6 +115,9 @@ def load_cluster(state_paths: Iterable[str], kubeconfig: str | None = None, kube
             raise ClusterAccessError(f"{name}:{where} malformed YAML: {problem}") from None
     for warning in state.warnings:
         warn(warning)
+    # The state lives as long as the command: keep the cyclic GC from walking it again and
+    # again while the command works (interpreter-wide, so here at the command's edge).
+    gc.freeze()
     return state
 
 
