@@ -43,9 +43,9 @@ MAX_SUBREQUESTS = 8
 FAIL, DONE, EXCEEDED = 0, 1, 2
 #: where a request's device search starts: (pool index, device index)
 _START = (0, 0)
-#: one activation of the search step: yields the arguments of the step it needs answered
-#: and receives that step's result; returns its own (FAIL, DONE or EXCEEDED)
-Step = Generator[tuple[int, int, int, int, bool, tuple[int, int]], int, int]
+#: one activation of the search step: yields the arguments of a step it needs answered (and
+#: receives that step's result), or its own result (FAIL, DONE or EXCEEDED) as its last act
+Step = Generator["tuple[int, int, int, int, bool, tuple[int, int]] | int", "int | None", None]
 #: the scheduler gives up on a node after this long (DRASchedulerFilterTimeout's default)
 
 
@@ -353,18 +353,17 @@ class Search:
         """Run _one and the calls it makes on an explicit stack: the search goes as deep as a
         claim's devices need without Python recursion (no recursion limit to raise)."""
         stack = [self._one(*call)]
-        result: int | None = None
-        while stack:
-            try:
-                call = stack[-1].send(result)
-            except StopIteration as done:
+        sent: int | None = None
+        while True:
+            out = stack[-1].send(sent)
+            if out.__class__ is int:  # that step's result
                 stack.pop()
-                result = done.value
-                continue
-            stack.append(self._one(*call))
-            result = None
-        assert result is not None
-        return result
+                if not stack:
+                    return out
+                sent = out
+            else:  # a step it needs answered first
+                stack.append(self._one(*out))
+                sent = None
 
     def tick(self) -> None:
         """Count one unit of work; every 256 units, stop if the deadline has passed. Every
@@ -473,14 +472,19 @@ class Search:
              start: tuple[int, int] = (0, 0)) -> Step:
         """Upstream allocateOne: find a device for device ``di`` of request ``ri`` (subrequest
         ``si``) of claim ``ci``, and everything after it. A generator: where upstream calls
-        itself, this yields the arguments of that call and gets its result back (see run)."""
+        itself, this yields the arguments of that call (a tuple) and gets its result back;
+        where upstream returns, this yields its result (an int) and is not resumed (see _drive)."""
         self.steps += 1
-        self.tick()
+        self.ticks += 1  # (tick() inline: this runs for every step and device)
+        if not self.ticks & 0xFF and time.monotonic() > self.deadline:
+            self.timed_out()
         if ci >= len(self.claims):
-            return DONE
+            yield DONE
+            return
         if ri >= self.num_requests[ci]:
             res = yield (ci + 1, 0, 0, 0, False, _START)
-            return FAIL if res == EXCEEDED else res
+            yield FAIL if res == EXCEEDED else res
+            return
         rd = self.requests[(ci, ri, si)]
         if not in_sub and rd.parent is not None:
             all_exceeded = True
@@ -493,35 +497,43 @@ class Search:
                 all_exceeded = False
                 if res == DONE:
                     self.selected_sub[(ci, ri)] = k
-                    return DONE
+                    yield DONE
+                    return
                 k += 1
             if self.tracer is not None:
                 self.tracer.request_unsatisfied(self.claims[ci], rd.parent, "no subrequest could be satisfied")
-            return EXCEEDED if all_exceeded else FAIL
+            yield EXCEEDED if all_exceeded else FAIL
+            return
         if rd.all_mode and not rd.all_devices:
             if self.tracer is not None:
                 self.tracer.request_unsatisfied(self.claims[ci], rd.full_name, "no device matches the request")
-            return FAIL
+            yield FAIL
+            return
         if di >= rd.num_devices:
-            return (yield (ci, ri + 1, 0, 0, False, _START))
+            yield (yield (ci, ri + 1, 0, 0, False, _START))
+            return
         if len(self.results[ci]) + rd.num_devices - di > MAX_RESULTS:
             if self.tracer is not None:
                 self.tracer.request_unsatisfied(self.claims[ci], rd.full_name, f"the claim would exceed {MAX_RESULTS} allocated devices")
-            return EXCEEDED
+            yield EXCEEDED
+            return
         if rd.all_mode:
             pool, device = rd.all_devices[di]
             needed_later = self.needed_later.get((ci, ri))
             if needed_later and device.id in needed_later:
                 if self.tracer is not None:
                     self._reject_needed_later(rd, device, needed_later[device.id])
-                return FAIL
+                yield FAIL
+                return
             taken = self._allocate_device(ci, rd, pool, device, must=True)
             if taken is None:
-                return FAIL
+                yield FAIL
+                return
             res = yield (ci, ri, si, di + 1, in_sub, _START)
             if res != DONE:
                 self._undo(taken)
-            return res
+            yield res
+            return
         # The devices of one request form a set: the next one is searched after the
         # previous one, so no combination is tried twice (upstream does the same).
         p0, k0 = start
@@ -533,7 +545,9 @@ class Search:
             devices = pool.devices
             for dk in range(k0 if pi == p0 else 0, len(devices)):
                 device = devices[dk]
-                self.tick()
+                self.ticks += 1
+                if not self.ticks & 0xFF and time.monotonic() > self.deadline:
+                    self.timed_out()
                 if not self._candidate(ci, rd, pool, device):
                     continue
                 taken = self._allocate_device(ci, rd, pool, device, must=False)
@@ -544,13 +558,16 @@ class Search:
                 # multi-allocatable device appears at most once per request.
                 res = yield (ci, ri, si, di + 1, in_sub, (pi, dk + 1))
                 if res == DONE:
-                    return DONE
+                    yield DONE
+                    return
                 self._undo(taken)
                 if res == EXCEEDED:
-                    return EXCEEDED
+                    yield EXCEEDED
+                    return
         if self.tracer is not None:
             self.tracer.request_unsatisfied(self.claims[ci], rd.full_name, "no suitable device left for this request")
-        return FAIL
+        yield FAIL
+        return
 
     # -- device checks ----------------------------------------------------------------------
 
