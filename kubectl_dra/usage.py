@@ -18,12 +18,12 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping
 
+from .types import Obj
 from .allocation.pools import gated_incomplete_note
 from .errors import UsageError
 from .quantity import DECIMAL_SI, Format, Quantity, QuantityError
 from .state.snapshot import ClusterState
 
-Obj = dict[str, Any]
 DeviceKey = tuple[str, str, str]  # driver, pool, device
 
 #: node column for devices reachable from every node / from nodes picked by a selector

@@ -11,6 +11,7 @@ from typing import Any, Sequence
 
 import click
 
+from ..types import Obj
 from ..errors import UsageError
 from .completion import complete_target
 from .explain import render_explanation
@@ -20,7 +21,6 @@ from .common import (
     resolve_gates, state_options, stderr_is_terminal, warn,
 )
 
-Obj = dict[str, Any]
 
 EPILOG = """\b
 Examples:

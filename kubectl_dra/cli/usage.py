@@ -7,13 +7,13 @@ from typing import Any, Sequence
 
 import click
 
+from ..types import Obj
 from ..errors import NotFoundError
 from ..state import ClusterState
 from .common import (
     dump, format_table, gate_options, load_cluster, no_headers_option, output_option, resolve_gates, state_options,
 )
 
-Obj = dict[str, Any]
 
 EPILOG = """\b
 Examples:

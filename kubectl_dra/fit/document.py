@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from ..types import Obj
 from ..preview.document import gates_dict
 from .run import LIMIT, FitResult
 
@@ -40,7 +41,6 @@ MODELLED = ("DRA devices only: devices, shared counters, consumable capacity and
             "multi-allocatable devices. CPU, memory, pod count limits and other scheduler "
             "filters are not modelled, so the count is an upper bound.")
 
-Obj = dict[str, Any]
 
 #: reasons named in the one-line summary (the document's ``reasons`` has them all)
 SUMMARY_REASONS = 5

@@ -23,6 +23,7 @@ import heapq
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from ..types import Obj
 from ..allocation import Allocator
 from ..allocation.inuse import InUse
 from ..state import ClusterState
@@ -30,7 +31,6 @@ from ..preview.nodes import node_name
 from ..preview.run import ERROR, NodeOutcome, allocator_state, evaluate_node, rank
 from ..preview.targets import PreviewClaim, PreviewPlan
 
-Obj = dict[str, Any]
 PoolID = tuple[str, str]
 
 #: placement orders

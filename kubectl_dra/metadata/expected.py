@@ -8,6 +8,7 @@ from typing import Any, Iterable, Mapping
 
 import posixpath
 
+from ..types import Obj
 from .protocol import (
     CONTAINER_DIR,
     RESOURCE_CLAIM_TEMPLATES_SUBDIR,
@@ -21,7 +22,6 @@ from .protocol import (
 
 POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 
-Obj = dict[str, Any]
 
 
 @dataclass

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..types import Obj
 from ..errors import MetadataError
 
 CONTAINER_DIR = "/var/run/kubernetes.io/dra-device-attributes"
@@ -24,7 +25,6 @@ KIND = "DeviceMetadata"
 #: the versions this reader decodes, newest first (both share one schema)
 KNOWN_VERSIONS: tuple[str, ...] = (f"{GROUP}/v1beta1", f"{GROUP}/v1alpha1")
 
-Obj = dict[str, Any]
 
 
 def base_request(request_ref: str) -> str:

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..types import Obj
 from .run import ALLOCATED, ERROR, NodeOutcome, PreviewResult
 
 API_VERSION = "kubectl-dra/v1"
 KIND = "Preview"
 
-Obj = dict[str, Any]
 
 
 def gates_dict(gates: Any) -> dict[str, bool]:

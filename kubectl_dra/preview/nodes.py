@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+from ..types import Obj
 from ..model.nodes import node_labels, node_name, node_selector_matches
 
-Obj = dict[str, Any]
 
 __all__ = ["node_labels", "node_name", "pod_fits_node", "pod_ref", "selector_matches", "slice_node_names",
            "toleration_matches"]

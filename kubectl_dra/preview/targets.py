@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
+from ..types import Obj
 from ..convert import to_v1
 from ..errors import DraError, InputError, NotFoundError, UsageError, ValidationFailed
 from ..gates import FeatureGates, Gate
@@ -24,7 +25,6 @@ from ..state import ClusterState
 from ..state.snapshot import KIND_ALIASES, object_key
 from .nodes import node_name, pod_fits_node, pod_ref, selector_matches
 
-Obj = dict[str, Any]
 
 #: kinds that can be previewed
 PREVIEWABLE = ("ResourceClaim", "ResourceClaimTemplate", "Pod", "PodGroup")

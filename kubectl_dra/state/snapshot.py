@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
+from ..types import Obj
 from ..convert import to_v1
 from ..errors import NotFoundError
 
-Obj = dict[str, Any]
 
 #: kind -> (attribute on ClusterState, namespaced?)
 KINDS: dict[str, tuple[str, bool]] = {
