@@ -98,3 +98,18 @@ def test_index_of_optional_elements_is_a_compile_error_here(expression):
     with pytest.raises(CELCompileError, match="cannot hand optional or type values"):
         compile_expression(expression)
     assert check_expression(expression).reason == "Invalid"
+
+
+@pytest.mark.parametrize("expression", [
+    "dyn([[optional.of(1)]]).indexOf(dyn([optional.of(1)])) == 0",
+    "[[1]].indexOf(dyn([optional.of(1)])) == 0",
+])
+def test_index_of_on_dyn_with_optionals_is_a_compile_error_not_a_crash(expression):
+    """Optionals hidden behind dyn() would reach the list library and crash the engine's binding
+    (the process dies): refused at compile time, naming the engine limit."""
+    with pytest.raises(CELCompileError, match="cannot hand optional values"):
+        compile_expression(expression)
+
+
+def test_index_of_on_dyn_without_optionals_still_evaluates():
+    assert compile_expression("dyn([1, 2]).indexOf(2) == 1").matches(DEV)

@@ -398,9 +398,22 @@ def _holds_engine_only_values(t: Any) -> bool:
     return False
 
 
+def _may_hold_dyn(t: Any) -> bool:
+    """Whether values of this type may be anything (dyn), at the top or inside a list or map."""
+    kind = t.WhichOneof("type_kind")
+    if kind == "dyn":
+        return True
+    if kind == "list_type":
+        return _may_hold_dyn(t.list_type.elem_type)
+    if kind == "map_type":
+        return _may_hold_dyn(t.map_type.key_type) or _may_hold_dyn(t.map_type.value_type)
+    return False
+
+
 def _list_index_arguments(checked: Any, expression: str) -> None:
     """``list(A).indexOf(A)``: cel-cpp lets a type parameter widen to dyn, cel-go does not
     (``[1].indexOf('a')`` is a compile error upstream)."""
+    uses_optionals = any(token in expression for token in ("optional.", ".?", "[?"))
     for node in _walk(checked.expr):
         if node.WhichOneof("expr_kind") != "call_expr":
             continue
@@ -410,7 +423,16 @@ def _list_index_arguments(checked: Any, expression: str) -> None:
             continue
         target = checked.type_map.get(call.target.id)
         arg = checked.type_map.get(call.args[0].id)
-        if target is None or arg is None or target.WhichOneof("type_kind") != "list_type":
+        if target is None or arg is None:
+            continue
+        if uses_optionals and (_may_hold_dyn(target) or _may_hold_dyn(arg)):
+            # through dyn(), optionals the checker cannot see reach the list library and
+            # crash the engine's binding: refuse what may carry them
+            raise CELCompileError("compilation failed: " + _located_error(
+                checked, expression, node.id,
+                f"{call.function}() on values of type dyn in an expression that builds optional values "
+                "is not supported: the CEL engine cannot hand optional values to the list library"))
+        if target.WhichOneof("type_kind") != "list_type":
             continue
         if _holds_engine_only_values(target.list_type.elem_type):
             raise CELCompileError("compilation failed: " + _located_error(
