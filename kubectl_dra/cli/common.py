@@ -52,8 +52,25 @@ def state_options(f: F) -> F:
 
 
 def namespace_options(f: F) -> F:
-    f = click.option("-A", "--all-namespaces", is_flag=True, help="Look in every namespace.")(f)
+    """``-n/--namespace`` and ``-A/--all-namespaces`` for commands that look targets up by name."""
+    f = click.option(
+        "-A", "--all-namespaces", is_flag=True,
+        help="Find a target that names no namespace in whichever namespace holds it (an error when "
+        "several do). Not with -n.",
+    )(f)
     return click.option("-n", "--namespace", metavar="NS", help="Namespace of the targets (default: the kubeconfig's, else default).")(f)
+
+
+def check_namespace_flags(namespace: str | None, all_namespaces: bool) -> None:
+    """-n and -A together are a usage error: one names a namespace, the other says any."""
+    if all_namespaces and namespace is not None:
+        raise UsageError("--namespace and --all-namespaces cannot be used together: -n looks in one namespace, "
+                         "-A in every one")
+
+
+def name_output(kind: str, names: Iterable[str]) -> str:
+    """``kind/NAME`` per line, as kubectl's ``-o name`` prints objects."""
+    return "\n".join(f"{kind}/{name}" for name in names)
 
 
 def gate_options(f: F) -> F:

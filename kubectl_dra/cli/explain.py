@@ -27,8 +27,9 @@ from ..limits import FILTER_TIMEOUT
 from .completion import complete_target
 from .options import timeout_option
 from .common import (
-    default_namespace, dump, format_table, gate_options, load_cluster, no_headers_option, output_option,
-    resolve_gates, state_options, stderr_is_terminal, warn,
+    OUTPUT_FORMATS, check_namespace_flags, default_namespace, dump, format_table, gate_options, load_cluster,
+    name_output, namespace_options, no_headers_option, output_option, resolve_gates, state_options,
+    stderr_is_terminal, warn,
 )
 
 if TYPE_CHECKING:
@@ -47,6 +48,7 @@ Examples:
   kubectl dra explain claim/gpu-claim --node node-7  # every device on one node, and why not
   kubectl dra explain -f claim.yaml --state dump/    # offline, against a cluster dump
   kubectl dra explain claim/a -o json                # structured, for scripts
+  kubectl dra explain template/t -A -o name          # nodes that fit, one node/NAME a line
 """
 
 
@@ -63,6 +65,10 @@ def render_explanation(state: "ClusterState", gates: "FeatureGates", plan: "Prev
         from ..preview.document import gates_dict
 
         text = dump(explanation_to_dict(exp, gates_dict(gates)), output)
+    elif output == "name":
+        text = name_output("node", (n.node for n in exp.fitting))
+        if not text:
+            click.echo(exp.summary(), err=True)
     else:
         detail = len(exp.nodes) if nodes else limit
         text = render_table(exp, wide=(output == "wide"), no_headers=no_headers, limit=detail, asked=bool(nodes))
@@ -193,16 +199,16 @@ def render_table(exp: Explanation, wide: bool = False, no_headers: bool = False,
               help="Claims, templates, pods or PodGroups to explain (YAML/JSON, - for stdin). Repeatable.")
 @click.option("--node", "nodes", multiple=True, metavar="NAME",
               help="Only explain this node (repeatable; default: every node).")
-@click.option("-n", "--namespace", metavar="NS", help="Namespace of the targets (default: the kubeconfig's, else default).")
+@namespace_options
 @click.option("--limit", type=int, default=5, show_default=True,
               help="Nodes shown in detail (one per distinct reason first); 0 shows all.")
 @timeout_option
 @gate_options
-@output_option()
+@output_option((*OUTPUT_FORMATS, "name"))
 @no_headers_option
 @state_options
 def explain(targets: tuple[str, ...], filenames: tuple[str, ...], nodes: tuple[str, ...], namespace: str | None,
-            limit: int, timeout: float, feature_gates: str | None, kubernetes_version: str | None, output: str,
+            all_namespaces: bool, limit: int, timeout: float, feature_gates: str | None, kubernetes_version: str | None, output: str,
             no_headers: bool, state_paths: tuple[str, ...], kubeconfig: str | None, kube_context: str | None,
             request_timeout: float) -> None:
     """Explain, per node and per request, why claims do not fit (or what they would get).
@@ -211,7 +217,8 @@ def explain(targets: tuple[str, ...], filenames: tuple[str, ...], nodes: tuple[s
     device was rejected (not in the class, selector false, CEL error, in use, counters or
     capacity short, taint, compatibility group, constraint, pool incomplete or invalid,
     not reachable, feature gate). The first line sums up all nodes, like the scheduler's
-    "0/N nodes are available", but specific. TARGET is as for `kubectl dra preview`.
+    "0/N nodes are available", but specific. TARGET is as for `kubectl dra preview`; with
+    -A, a target that names no namespace is found in whichever namespace holds it.
 
     The default table is about failure: nodes that do not fit get a detail block (up to
     --limit, one per distinct reason first, shown by node name), listing only the devices
@@ -235,18 +242,22 @@ def explain(targets: tuple[str, ...], filenames: tuple[str, ...], nodes: tuple[s
                         code, NOT_IN_CLASS included), allocated, unsatisfied, result}],
                         poolsSkipped}]
 
+    -o name prints node/NAME for each node that fits, one a line (nothing when none fits;
+    the summary goes to stderr then).
+
     Exit codes: 0 some node fits; 1 none fits; 2 usage, input or access error.
     """
     # A DraError becomes one `error:` line and its exit code in the command group (cli/main.py).
+    check_namespace_flags(namespace, all_namespaces)
     code = _run(targets, filenames, nodes, namespace, limit, feature_gates, kubernetes_version, output,
-                no_headers, state_paths, kubeconfig, kube_context, request_timeout, timeout)
+                no_headers, state_paths, kubeconfig, kube_context, request_timeout, timeout, all_namespaces)
     sys.exit(code)
 
 
 def _run(targets: Sequence[str], filenames: Sequence[str], nodes: Sequence[str], namespace: str | None,
          limit: int, feature_gates: str | None, kubernetes_version: str | None, output: str, no_headers: bool,
          state_paths: Sequence[str], kubeconfig: str | None, kube_context: str | None,
-         request_timeout: float, timeout: float) -> int:
+         request_timeout: float, timeout: float, all_namespaces: bool = False) -> int:
     """The command's work; returns the exit code."""
     from ..preview import resolve_targets
     from ..state import load_documents
@@ -261,7 +272,7 @@ def _run(targets: Sequence[str], filenames: Sequence[str], nodes: Sequence[str],
     state = load_cluster(state_paths, kubeconfig, kube_context, request_timeout)
     ns = default_namespace(namespace, state_paths, kubeconfig, kube_context)
     plan = resolve_targets(state, targets, file_objects, namespace=ns, gates=gates,
-                           explicit_namespace=namespace is not None, warn=warn)
+                           explicit_namespace=namespace is not None, warn=warn, all_namespaces=all_namespaces)
     label = " ".join([*targets, *(f"-f {f}" for f in filenames)])
     text, code = render_explanation(state, gates, plan, nodes=list(nodes) or None, output=output,
                                     no_headers=no_headers, target=label, limit=limit, timeout=timeout)

@@ -15,8 +15,9 @@ import click
 from ..errors import UsageError
 from .completion import complete_target
 from .common import (
-    default_namespace, dump, format_table, gate_options, load_cluster, no_headers_option, output_option,
-    resolve_gates, state_options, stderr_is_terminal, warn,
+    OUTPUT_FORMATS, check_namespace_flags, default_namespace, dump, format_table, gate_options, load_cluster,
+    name_output, namespace_options, no_headers_option, output_option, resolve_gates, state_options,
+    stderr_is_terminal, warn,
 )
 
 EPILOG = """\b
@@ -26,6 +27,7 @@ Examples:
   kubectl dra fit -f claim.yaml --state dump/ -o wide # offline; per pool too
   kubectl dra fit claim/a --spread --node n1 --node n2
   kubectl dra fit template/t --kubernetes-version 1.34  # on our older cluster?
+  kubectl dra fit template/t -A -o name               # the nodes that get replicas, one node/NAME a line
 """
 
 
@@ -40,19 +42,20 @@ Examples:
               help="Place replicas round-robin over the nodes (default: each on the node the preview ranks first).")
 @click.option("--node", "nodes", multiple=True, metavar="NAME",
               help="Only place replicas on this node (repeatable; default: every node).")
-@click.option("-n", "--namespace", metavar="NS", help="Namespace of the targets (default: the kubeconfig's, else default).")
+@namespace_options
 @gate_options
-@output_option()
+@output_option((*OUTPUT_FORMATS, "name"))
 @no_headers_option
 @state_options
 def fit(targets: tuple[str, ...], filenames: tuple[str, ...], replicas: int | None, maximum: int | None,
-        spread: bool, nodes: tuple[str, ...], namespace: str | None, feature_gates: str | None,
+        spread: bool, nodes: tuple[str, ...], namespace: str | None, all_namespaces: bool, feature_gates: str | None,
         kubernetes_version: str | None, output: str, no_headers: bool, state_paths: tuple[str, ...],
         kubeconfig: str | None, kube_context: str | None, request_timeout: float) -> None:
     """Count how many more replicas of TARGET fit, where, and what runs out first.
 
     TARGET is what `preview` takes: claim/NAME, template/NAME, pod/NAME, podgroup/NAME, a
-    bare claim NAME, KIND/NAMESPACE/NAME, or -f FILE. A replica is one more set of the
+    bare claim NAME, KIND/NAMESPACE/NAME, or -f FILE (with -A, a target that names no
+    namespace is found in whichever namespace holds it). A replica is one more set of the
     target's claims allocated together (a pod's claims from templates get one claim per
     replica; a claim the pod names is shared by every replica). Replicas are allocated one
     after the other, each committed as in use (devices, shared counters, consumed capacity,
@@ -70,20 +73,22 @@ def fit(targets: tuple[str, ...], filenames: tuple[str, ...], replicas: int | No
     -o json/yaml print a kubectl-dra/v1 Fit document: replicas, stopped (NoNodeFits or
     Limit), summary, lastNode {node, reason}, reasons [{reason, nodes}], nodes [{node,
     replicas, reason}], pools [{driver, pool, sharedBy, replicas, devices}], placement,
-    limit, featureGates, claims, modelled.
+    limit, featureGates, claims, modelled. -o name prints node/NAME for each node that gets
+    at least one replica, one a line (the headline goes to stderr as for the table).
 
     Exit status: 0 when some replica fits (with --replicas N: when all N fit), 1 when none
     does (with --replicas N: when fewer fit), 2 on usage or input errors.
     """
+    check_namespace_flags(namespace, all_namespaces)
     code = _run(targets, filenames, replicas, maximum, spread, nodes, namespace, feature_gates, kubernetes_version,
-                output, no_headers, state_paths, kubeconfig, kube_context, request_timeout)
+                output, no_headers, state_paths, kubeconfig, kube_context, request_timeout, all_namespaces)
     sys.exit(code)
 
 
 def _run(targets: Sequence[str], filenames: Sequence[str], replicas: int | None, maximum: int | None, spread: bool,
          nodes: Sequence[str], namespace: str | None, feature_gates: str | None, kubernetes_version: str | None,
          output: str, no_headers: bool, state_paths: Sequence[str], kubeconfig: str | None,
-         kube_context: str | None, request_timeout: float) -> int:
+         kube_context: str | None, request_timeout: float, all_namespaces: bool = False) -> int:
     """The command's work; returns the exit code."""
     from ..fit import RANKED, SPREAD, count_fit, fit_document, stop_reasons
     from ..preview import candidate_nodes, resolve_targets
@@ -98,7 +103,7 @@ def _run(targets: Sequence[str], filenames: Sequence[str], replicas: int | None,
     file_objects = [(obj, "<stdin>" if path == "-" else path) for path in filenames for obj in load_documents([path])]
     state = load_cluster(state_paths, kubeconfig, kube_context, request_timeout)
     ns = default_namespace(namespace, state_paths, kubeconfig, kube_context)
-    plan = resolve_targets(state, targets, file_objects, namespace=ns, gates=gates)
+    plan = resolve_targets(state, targets, file_objects, namespace=ns, gates=gates, all_namespaces=all_namespaces)
     candidates = candidate_nodes(state, nodes, warn=warn)
     if not candidates:
         raise UsageError("the cluster state has no nodes to place replicas on (no Node objects and no node-local "
@@ -115,6 +120,12 @@ def _run(targets: Sequence[str], filenames: Sequence[str], replicas: int | None,
     stop_reasons(state, result, candidates)
     if output in ("json", "yaml"):
         click.echo(dump(fit_document(result), output))
+    elif output == "name":
+        text = name_output("node", (node for node in result.nodes if result.per_node.get(node, 0)))
+        if text:
+            click.echo(text)
+        if not no_headers:
+            click.echo(headline(result, replicas), err=True)
     else:
         click.echo(render_table(result, wide=(output == "wide"), no_headers=no_headers))
         if not no_headers:

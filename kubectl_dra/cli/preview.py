@@ -17,8 +17,8 @@ from .completion import complete_target
 from .explain import render_explanation
 from .options import timeout_option
 from .common import (
-    default_namespace, dump, gate_options, load_cluster, no_headers_option, output_option,
-    resolve_gates, state_options, stderr_is_terminal, warn,
+    OUTPUT_FORMATS, check_namespace_flags, default_namespace, dump, gate_options, load_cluster, name_output,
+    namespace_options, no_headers_option, output_option, resolve_gates, state_options, stderr_is_terminal, warn,
 )
 
 
@@ -30,6 +30,7 @@ Examples:
   kubectl dra preview -f claim.yaml --state dump/     # offline, against a cluster dump
   kubectl dra preview claim/a claim/b --node node-1   # two claims together on one node
   kubectl dra preview claim/a --kubernetes-version 1.34  # would it work on an older cluster?
+  kubectl dra preview template/t -A -o name           # nodes that fit, one node/NAME a line
 """
 
 
@@ -39,15 +40,15 @@ Examples:
               help="Claims, templates, pods or PodGroups to preview (YAML/JSON, - for stdin). Repeatable.")
 @click.option("--node", "nodes", multiple=True, metavar="NAME",
               help="Only try this node (repeatable; default: every node).")
-@click.option("-n", "--namespace", metavar="NS", help="Namespace of the targets (default: the kubeconfig's, else default).")
+@namespace_options
 @gate_options
 @click.option("--explain", is_flag=True, help="Explain per node and device why the claims do (not) fit.")
 @timeout_option
-@output_option()
+@output_option((*OUTPUT_FORMATS, "name"))
 @no_headers_option
 @state_options
 def preview(targets: tuple[str, ...], filenames: tuple[str, ...], nodes: tuple[str, ...], namespace: str | None,
-            feature_gates: str | None, kubernetes_version: str | None, explain: bool, timeout: float,
+            all_namespaces: bool, feature_gates: str | None, kubernetes_version: str | None, explain: bool, timeout: float,
             output: str, no_headers: bool, state_paths: tuple[str, ...], kubeconfig: str | None,
             kube_context: str | None, request_timeout: float) -> None:
     """Show which nodes and devices claims would be allocated, without allocating anything.
@@ -55,21 +56,26 @@ def preview(targets: tuple[str, ...], filenames: tuple[str, ...], nodes: tuple[s
     TARGET is claim/NAME, template/NAME, pod/NAME, podgroup/NAME, a bare claim NAME, or
     KIND/NAMESPACE/NAME. Several targets (and -f files, which come first) are allocated
     together, in order, as the claims of one pod are. Nodes that fit are ranked the way
-    the scheduler prefers them.
+    the scheduler prefers them. With -A, a target that names no namespace is found in
+    whichever namespace holds it (an error naming them when several do).
+
+    -o name prints node/NAME for each node that fits, best first, one a line (nothing
+    when none fits; the summary goes to stderr then).
 
     Exit status: 0 when some node fits, 1 when none does, 2 on usage or input errors
     (also when every node ends in an allocation error, such as an unknown DeviceClass).
     """
     # A DraError becomes one `error:` line and its exit code in the command group (cli/main.py).
+    check_namespace_flags(namespace, all_namespaces)
     code = _run(targets, filenames, nodes, namespace, feature_gates, kubernetes_version, explain, output,
-                no_headers, state_paths, kubeconfig, kube_context, request_timeout, timeout)
+                no_headers, state_paths, kubeconfig, kube_context, request_timeout, timeout, all_namespaces)
     sys.exit(code)
 
 
 def _run(targets: Sequence[str], filenames: Sequence[str], nodes: Sequence[str], namespace: str | None,
          feature_gates: str | None, kubernetes_version: str | None, explain: bool, output: str, no_headers: bool,
          state_paths: Sequence[str], kubeconfig: str | None, kube_context: str | None,
-         request_timeout: float, timeout: float) -> int:
+         request_timeout: float, timeout: float, all_namespaces: bool = False) -> int:
     """The command's work; returns the exit code."""
     from ..preview import candidate_nodes, resolve_targets, run_preview
     from ..state import load_documents
@@ -79,12 +85,14 @@ def _run(targets: Sequence[str], filenames: Sequence[str], nodes: Sequence[str],
                          "(see kubectl dra preview --help)")
     if "-" in filenames and "-" in state_paths:
         raise UsageError("standard input can feed either -f - or --state -, not both")
+    if explain and output == "name":
+        raise UsageError("--explain cannot be combined with -o name (names only): use -o table, wide, json or yaml")
     gates = resolve_gates(feature_gates, kubernetes_version)
     file_objects = [(obj, _origin(path)) for path in filenames for obj in load_documents([path])]
     state = load_cluster(state_paths, kubeconfig, kube_context, request_timeout)
     ns = default_namespace(namespace, state_paths, kubeconfig, kube_context)
     plan = resolve_targets(state, targets, file_objects, namespace=ns, gates=gates,
-                           explicit_namespace=namespace is not None, warn=warn)
+                           explicit_namespace=namespace is not None, warn=warn, all_namespaces=all_namespaces)
     candidates = candidate_nodes(state, nodes, warn=warn)
     if not candidates:
         raise UsageError("the cluster state has no nodes to preview on (no Node objects and no node-local slices); "
@@ -132,6 +140,14 @@ def _explanation(state: Any, gates: Any, plan: Any, nodes: Sequence[str], output
 def _emit(result: Any, output: str, no_headers: bool) -> None:
     from ..preview import preview_document
 
+    if output == "name":
+        if result.all_errors:
+            click.echo(f"error: {result.nodes[0].error}", err=True)
+        elif result.fitting:
+            click.echo(name_output("node", (n.node for n in result.fitting)))
+        else:
+            click.echo(summary(result), err=True)
+        return
     if output in ("json", "yaml"):
         click.echo(dump(preview_document(result), output))
         if result.all_errors:

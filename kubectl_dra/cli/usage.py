@@ -103,11 +103,13 @@ def render_table(usage: Any, wide: bool = False, no_headers: bool = False) -> st
 @click.option("--sort", type=click.Choice(["name", "devices", "allocated", "free", "utilization"]), default="name",
               show_default=True, help="Order of the rows (numbers: largest first).")
 @click.option("--node", "nodes", multiple=True, metavar="NAME", help="Only rows of this node (repeatable).")
+@click.option("-A", "--all-namespaces", is_flag=True,
+              help="Accepted as kubectl takes it; usage always counts the allocated claims of every namespace.")
 @gate_options
 @output_option()
 @no_headers_option
 @state_options
-def usage(by: str, sort: str, nodes: tuple[str, ...], feature_gates: str | None, kubernetes_version: str | None,
+def usage(by: str, sort: str, nodes: tuple[str, ...], all_namespaces: bool, feature_gates: str | None, kubernetes_version: str | None,
           output: str, no_headers: bool, state_paths: tuple[str, ...],
           kubeconfig: str | None, kube_context: str | None, request_timeout: float) -> None:
     """Show total, allocated and free devices, shared counters and consumable capacity.
@@ -115,7 +117,9 @@ def usage(by: str, sort: str, nodes: tuple[str, ...], feature_gates: str | None,
     Allocated means what the allocator counts as in use: results of allocated claims;
     admin-access allocations consume nothing; a shared device (allowMultipleAllocations)
     is allocated once it has a share, and its capacity is consumed by the shares'
-    consumedCapacity. Only the newest generation of each pool counts.
+    consumedCapacity. Only the newest generation of each pool counts. Devices and slices
+    are cluster-scoped, so allocations by the claims of every namespace count, with or
+    without -A (there is no -n: a device another namespace holds is not free).
 
     Counts are what the slices publish. Under the feature gates (--feature-gates,
     --kubernetes-version; default: the newest release's) each pool also gets the

@@ -13,7 +13,7 @@ their node selector limits the nodes the preview considers.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable
 
 from ..types import Obj
@@ -616,9 +616,21 @@ def _referenced(objects: list[Obj]) -> set[tuple[str, str, str]]:
     return refs
 
 
+def namespace_of(state: ClusterState, kind: str, name: str) -> str:
+    """The one namespace holding a ``kind`` named ``name`` (for ``-A``): a
+    :class:`NotFoundError` when none does, a :class:`UsageError` naming them when several do."""
+    namespaces = sorted({object_key(obj)[0] for obj in state.objects(kind) if object_key(obj)[1] == name})
+    if not namespaces:
+        raise NotFoundError(f"{kind} {name!r} not found in any namespace")
+    if len(namespaces) > 1:
+        raise UsageError(f"{kind} {name!r} exists in namespaces {', '.join(namespaces)}: name one with -n NAMESPACE "
+                         "(without -A) or as KIND/NAMESPACE/NAME")
+    return namespaces[0]
+
+
 def resolve_targets(state: ClusterState, targets: Iterable[str], objects: Iterable[tuple[Obj, str]] = (),
                     namespace: str = "default", gates: Any = None, explicit_namespace: bool = False,
-                    warn: Callable[[str], None] | None = None) -> PreviewPlan:
+                    warn: Callable[[str], None] | None = None, all_namespaces: bool = False) -> PreviewPlan:
     """The :class:`PreviewPlan` for ``(object, origin)`` pairs from files, then command-line ``targets``.
 
     Objects from files are new objects: each is admitted as the API server creates it
@@ -626,7 +638,8 @@ def resolve_targets(state: ClusterState, targets: Iterable[str], objects: Iterab
     given), a file object in another namespace is an error, as kubectl makes it.
 
     Claims, templates and PodGroups in the files that pods (or PodGroups) in the files refer
-    to are not previewed on their own: they serve those pods. Raises :class:`UsageError` when
+    to are not previewed on their own: they serve those pods. With ``all_namespaces`` (``-A``)
+    a target that names no namespace is looked up in every namespace (:func:`namespace_of`). Raises :class:`UsageError` when
     there is nothing to preview or a target is malformed, and :class:`NotFoundError` when a
     named object is not in the state (nor in the files).
     """
@@ -643,7 +656,11 @@ def resolve_targets(state: ClusterState, targets: Iterable[str], objects: Iterab
         if not is_support(obj):
             resolver.add_object(obj, origin)
     for text in targets:
-        resolver.add_target(parse_target(text, namespace))
+        # "" cannot come from the text (empty parts are refused): it marks "no namespace named"
+        target = parse_target(text, "" if all_namespaces else namespace)
+        if not target.namespace:
+            target = replace(target, namespace=namespace_of(state, target.kind, target.name))
+        resolver.add_target(target)
     plan = resolver.plan
     if not plan.claims and not plan.extended:
         if plan.pods:
