@@ -367,18 +367,18 @@ def test_schema_reports_type_errors_at_paths() -> None:
     compiled = schema.Schema(spec)
     value = {"n": True, "b": 1, "q": "1 Gi", "l": ["a", 2], "m": {"k": {"v": []}}, "any": object(), "extra": 1}
     assert not compiled.fits(value)
-    assert kinds(compiled.errors(value, P)) == {
+    assert kinds(schema.type_errors(compiled, value, P)) == {
         ("FieldValueTypeInvalid", "x.n"),
         ("FieldValueTypeInvalid", "x.b"),
         ("FieldValueTypeInvalid", "x.q"),
         ("FieldValueTypeInvalid", "x.l[1]"),
         ("FieldValueTypeInvalid", "x.m[k].v"),
     }
-    assert compiled.errors({"n": None, "q": 5, "l": None}, P) == []
-    assert compiled.errors({"n": 2**63 - 1, "q": 5}, P) == []
-    assert kinds(compiled.errors({"n": 2**63}, P)) == {("FieldValueTypeInvalid", "x.n")}
-    assert kinds(compiled.errors({"n": -(2**63) - 1}, P)) == {("FieldValueTypeInvalid", "x.n")}
-    assert kinds(compiled.errors([], P)) == {("FieldValueTypeInvalid", "x")}
+    assert schema.type_errors(compiled, {"n": None, "q": 5, "l": None}, P) == []
+    assert schema.type_errors(compiled, {"n": 2**63 - 1, "q": 5}, P) == []
+    assert kinds(schema.type_errors(compiled, {"n": 2**63}, P)) == {("FieldValueTypeInvalid", "x.n")}
+    assert kinds(schema.type_errors(compiled, {"n": -(2**63) - 1}, P)) == {("FieldValueTypeInvalid", "x.n")}
+    assert kinds(schema.type_errors(compiled, [], P)) == {("FieldValueTypeInvalid", "x")}
 
 
 def test_integers_are_int64_in_every_kind() -> None:
@@ -396,8 +396,8 @@ def test_timestamps_may_arrive_as_datetimes() -> None:
 
     taint = {"key": "k", "effect": "NoSchedule", "timeAdded": datetime.datetime(2026, 1, 1)}
     compiled = schema.Schema(schema.DEVICE_TAINT)
-    assert compiled.errors(taint, P) == []
-    assert kinds(compiled.errors(dict(taint, timeAdded=5), P)) == {("FieldValueTypeInvalid", "x.timeAdded")}
+    assert schema.type_errors(compiled, taint, P) == []
+    assert kinds(schema.type_errors(compiled, dict(taint, timeAdded=5), P)) == {("FieldValueTypeInvalid", "x.timeAdded")}
 
 
 def test_annotation_size_counts_bytes() -> None:

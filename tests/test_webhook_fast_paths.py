@@ -149,11 +149,11 @@ SCHEMA_VALUES = st.recursive(
 @given(st.dictionaries(st.sampled_from(["metadata", "spec", "status"]), SCHEMA_VALUES, max_size=3))
 def test_schema_fits_exactly_when_its_error_walk_finds_nothing(obj: dict) -> None:
     for kind, compiled in schema.KIND_SCHEMAS.items():
-        assert compiled.fits(obj) == (not compiled.errors(obj, Path("x"))), kind
+        assert compiled.fits(obj) == (not schema.type_errors(compiled, obj, Path("x"))), kind
     for spec in (schema.NODE_SELECTOR, schema.DEVICE_TAINT, schema.OBJECT_META):
         for value in obj.values():
             compiled = schema.Schema(spec)
-            assert compiled.fits(value) == (not compiled.errors(value, Path("x")))
+            assert compiled.fits(value) == (not schema.type_errors(compiled, value, Path("x")))
 
 
 def test_decode_of_a_valid_and_of_a_broken_slice() -> None:

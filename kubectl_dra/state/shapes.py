@@ -6,7 +6,7 @@ kubectl-dra reads, when a file is loaded, lets the core trust them: a wrong type
 :class:`~kubectl_dra.errors.InputError` naming the object and the field path (exit 2), as
 ``kubectl apply``'s strict decoding refuses such a file, never an internal error later.
 
-The DRA kinds use the admission decode schemas (:data:`~kubectl_dra.validation.admission.SCHEMAS`);
+The DRA kinds use the decode schemas admission uses too (:data:`kubectl_dra.schema.SCHEMAS`);
 this module adds the core/v1 fields (Node, Pod, Namespace) and the Pod and PodGroup fields
 that scheduling reads. Fields not listed are kept as they are and never read.
 """
@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..validation.admission import ANY, BOOL, INT, QUANTITY, SCHEMAS, STR, decode_errors
-from ..validation.schema import Schema
+from ..schema import ANY, BOOL, INT, QUANTITY, SCHEMAS, STR, Schema, decode_misfits
 
 _LABELS = ("map", STR)
 _QUANTITIES = ("map", QUANTITY)
@@ -97,7 +96,7 @@ def shape_errors(obj: dict[str, Any], kind: str) -> list[str]:
     schema = _COMPILED.get(kind)
     if schema is None:
         return []
-    return [str(error) for error in decode_errors(obj, kind, schema=schema)]
+    return [str(misfit) for misfit in decode_misfits(obj, kind, schema)]
 
 
 __all__ = ["ANY", "LOAD_SCHEMAS", "shape_errors"]

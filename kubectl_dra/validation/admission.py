@@ -18,12 +18,10 @@ from ..model.jsoncopy import copy_json, dumps_json
 from . import deviceclass, pod, podgroup, resourceclaim, resourceclaimtemplate, resourceslice
 from .field import FieldError, forbidden, internal
 from .field import Path as FieldPath
-from .schema import ANY, BOOL, INT, QUANTITY, SCHEMAS, STR, decode_errors
+from .schema import decode_errors
 
-#: the decode schemas are :mod:`.schema`'s; their names stay importable from here for the
-#: state loader, which checks the core/v1 fields it reads in the same notation
-__all__ = ["ANY", "BOOL", "INT", "QUANTITY", "SCHEMAS", "STR", "SUPPORTED_KINDS", "NAMESPACED_KINDS",
-           "ADMIN_ACCESS_LABEL", "Decision", "decode_errors", "make_patch", "review"]
+__all__ = ["SUPPORTED_KINDS", "NAMESPACED_KINDS", "ADMIN_ACCESS_LABEL", "Decision", "decode_errors",
+           "make_patch", "review"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..gates import FeatureGates
@@ -38,7 +36,7 @@ Validate = Callable[..., list[FieldError]]
 
 #: kind -> (prepare, validate): each prepare is ``prepare(obj, old, gates) -> dict | (dict, warnings)``
 #: and each validate ``validate(obj, old, gates) -> list[FieldError]``; both may rely on ``obj``
-#: and ``old`` fitting the kind's decode schema (:mod:`.schema`), which :func:`review` checks first.
+#: and ``old`` fitting the kind's decode schema (:mod:`kubectl_dra.schema`), which :func:`review` checks first.
 _HANDLERS: dict[str, tuple[Prepare, Validate]] = {
     "ResourceSlice": (resourceslice.prepare_resource_slice, resourceslice.validate_resource_slice),
     "DeviceClass": (deviceclass.prepare_device_class, deviceclass.validate_device_class),

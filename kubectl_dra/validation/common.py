@@ -52,7 +52,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from kubectl_dra.cel import limits as cel_limits
 from kubectl_dra.quantity import Quantity, QuantityError
 from kubectl_dra.validation import schema
-from kubectl_dra.validation.schema import STR, Schema, json_type
+from kubectl_dra.validation.schema import STR, Schema, json_type, type_errors
 from kubectl_dra.validation.field import (
     TYPE_INVALID,
     FieldError,
@@ -293,7 +293,7 @@ def _shaped(spec: Any) -> Callable[[Callable[..., list[FieldError]]], Callable[.
         def guarded(value: Any, path: Path, *args: Any, **kwargs: Any) -> list[FieldError]:
             if compiled.fits(value):
                 return fn(value, path, *args, **kwargs)
-            return compiled.errors(value, path)
+            return type_errors(compiled, value, path)
 
         return guarded
 
@@ -616,7 +616,7 @@ def validate_object_meta(meta: Any, namespaced: bool, path: Path | None = None) 
     """ObjectMeta create rules: name/generateName as DNS subdomain, namespace per scope,
     generation ≥ 0, labels, annotations, owner references, finalizers."""
     path = path or Path.root("metadata")
-    shape_errs = _OBJECT_META.errors(meta, path)
+    shape_errs = type_errors(_OBJECT_META, meta, path)
     if shape_errs:
         return shape_errs
     meta = meta or {}
@@ -654,7 +654,7 @@ def validate_object_meta_update(new: Any, old: Any, path: Path | None = None) ->
     given (the generic update path copies them from the stored object when omitted), plus the label,
     annotation and owner-reference rules of the new object."""
     path = path or Path.root("metadata")
-    shape_errs = _OBJECT_META.errors(new, path) + _OBJECT_META.errors(old, path)
+    shape_errs = type_errors(_OBJECT_META, new, path) + type_errors(_OBJECT_META, old, path)
     if shape_errs:
         return shape_errs
     new = new or {}

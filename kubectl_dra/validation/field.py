@@ -7,10 +7,10 @@ field paths as strings.
 
 from __future__ import annotations
 
-import json
-
 from dataclasses import dataclass
 from typing import Any, Iterable
+
+from ..schema import render_value as _render_value
 
 # Upstream ErrorType values and their human descriptions.
 REQUIRED = "FieldValueRequired"
@@ -114,18 +114,6 @@ class FieldError:
         """The ``validate -o json`` form: type, field, value, message."""
         value = None if self.value is _OMIT else self.value
         return {"type": self.type, "field": self.field, "value": value, "message": self.message}
-
-
-def _render_value(value: Any) -> str:
-    if isinstance(value, str):
-        return '"' + value.replace('"', '\\"') + '"'
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (dict, list)):  # as JSON people wrote it, not a Python repr
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
-    return str(value)
 
 
 def required(path: Path, message: str = "") -> FieldError:

@@ -1,0 +1,370 @@
+"""JSON type schemas of API objects: one notation, one schema per kind, compiled once.
+
+The API server decodes a request body into typed Go structs before any admission step; a
+value of the wrong JSON type ends the request there (HTTP 400). The schemas below restate the
+types of the fields that the strategies and validation read, so that the handlers can rely on
+them, and a malformed object (possible in files given to the CLI) gets one clear error instead
+of reaching the rules. Fields not listed are not checked (nothing reads them).
+
+This module is neutral ground: validation (admission decoding, the helpers' guards) and the
+state loader both check objects with it, and it imports neither. A misfit is a
+:class:`Misfit` (field path, shown value, message); validation turns it into a
+``FieldValueTypeInvalid`` field error, the loader into a line of an input error.
+
+Notation (plain data, so that other modules can extend and walk a schema):
+
+- leaves: ``STR``, ``INT`` (a 64-bit integer: Go's int64, the widest integer these types use),
+  ``BOOL``, ``QUANTITY`` (a string or number that parses as a ``resource.Quantity``),
+  ``TIMESTAMP`` (an RFC 3339 string; YAML loaders may already have made it a datetime) and
+  ``ANY``;
+- ``{member: schema}``: an object whose named members have those schemas;
+- ``[schema]``: an array; ``map_of(schema)``: an object with any keys whose values have it.
+
+``null`` fits every schema, as Go decodes it to the zero value. :class:`Schema` compiles a
+schema once into a boolean checker that builds nothing; the :class:`Misfit` list is walked
+out only for a value that fails it.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .quantity import Quantity, QuantityError
+
+STR, INT, BOOL, ANY, QUANTITY, TIMESTAMP = "string", "integer", "boolean", "any", "quantity", "timestamp"
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def map_of(value_schema: Any) -> tuple[str, Any]:
+    """A JSON object with arbitrary string keys whose values follow ``value_schema``."""
+    return ("map", value_schema)
+
+
+# ------------------------------------------------------------------------------------- checking
+
+Check = Callable[[Any], bool]
+
+
+def _is_int64(value: Any) -> bool:
+    """A JSON integer that fits Go's int64 (``True``/``False`` are booleans, not integers)."""
+    return isinstance(value, int) and not isinstance(value, bool) and INT64_MIN <= value <= INT64_MAX
+
+
+def _is_quantity(value: Any) -> bool:
+    """A value that decodes as a quantity (quantity.py keeps its own bounded parse cache)."""
+    try:
+        Quantity.from_json(value)
+    except QuantityError:
+        return False
+    return True
+
+
+def _is_timestamp(value: Any) -> bool:
+    """A metav1.Time as decoded JSON (a string) or YAML (a date or datetime)."""
+    return isinstance(value, (str, datetime.date))
+
+
+#: leaf schema -> the predicate a non-null value must satisfy
+_LEAF_CHECKS: dict[str, Check] = {
+    STR: lambda value: isinstance(value, str),
+    BOOL: lambda value: isinstance(value, bool),
+    INT: _is_int64,
+    QUANTITY: _is_quantity,
+    TIMESTAMP: _is_timestamp,
+}
+#: leaves an object checks inline, with one isinstance call: schema -> Python type
+_INLINE_TYPES: dict[str, type] = {STR: str, BOOL: bool}
+
+
+def _compile(spec: Any) -> Check:
+    """The boolean checker of one schema node; ``null`` always fits."""
+    if isinstance(spec, dict):
+        return _compile_object(spec)
+    if isinstance(spec, list):
+        return _compile_items(_compile(spec[0]), list, lambda value: value)
+    if isinstance(spec, tuple):
+        return _compile_items(_compile(spec[1]), dict, lambda value: value.values())
+    if spec == ANY:
+        return lambda value: True
+    leaf = _LEAF_CHECKS.get(spec)
+    if leaf is None:
+        raise TypeError(f"unknown schema {spec!r}")
+    return lambda value: value is None or leaf(value)
+
+
+def _compile_object(spec: dict[str, Any]) -> Check:
+    """An object's checker: string and boolean members inline, the others through their checkers."""
+    inline = {key: _INLINE_TYPES[sub] for key, sub in spec.items() if isinstance(sub, str) and sub in _INLINE_TYPES}
+    nested = {key: _compile(sub) for key, sub in spec.items() if key not in inline and sub != ANY}
+
+    def check_object(value: Any) -> bool:
+        if value is None:
+            return True
+        if not isinstance(value, dict):
+            return False
+        for key, item in value.items():
+            if item is None:
+                continue
+            kind = inline.get(key)
+            if kind is not None:
+                if not isinstance(item, kind):
+                    return False
+                continue
+            check = nested.get(key)
+            if check is not None and not check(item):
+                return False
+        return True
+
+    return check_object
+
+
+def _compile_items(check_item: Check, container: type, items_of: Callable[[Any], Any]) -> Check:
+    """The checker of an array (``container`` list) or map (dict) whose items all fit ``check_item``."""
+
+    def check_items(value: Any) -> bool:
+        if value is None:
+            return True
+        if not isinstance(value, container):
+            return False
+        for item in items_of(value):
+            if not check_item(item):
+                return False
+        return True
+
+    return check_items
+
+
+# --------------------------------------------------------------------------------------- errors
+
+
+def json_type(value: Any) -> str:
+    """The JSON type name of a decoded value (Python's type name for anything else)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+#: leaf schema -> what a value must be, in error messages
+_EXPECTED = {STR: "a string", INT: "an integer", BOOL: "a boolean", TIMESTAMP: "a timestamp string"}
+
+
+def _leaf_message(spec: str, value: Any) -> str | None:
+    """Why ``value`` does not fit the leaf ``spec`` (None when it fits)."""
+    if _LEAF_CHECKS[spec](value):
+        return None
+    if spec == QUANTITY:
+        try:
+            Quantity.from_json(value)
+        except QuantityError as exc:
+            return f"not a valid quantity: {exc}"
+    if spec == INT and isinstance(value, int) and not isinstance(value, bool):
+        return "must be a 64-bit integer (out of range)"
+    return f"must be {_EXPECTED[spec]}, not {json_type(value)}"
+
+
+def render_value(value: Any) -> str:
+    """A value as the API server shows it in a field error (strings quoted, JSON for objects)."""
+    if isinstance(value, str):
+        return '"' + value.replace('"', '\\"') + '"'
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (dict, list)):  # as JSON people wrote it, not a Python repr
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Misfit:
+    """One value of the wrong JSON type: its field path (``<root>`` for the document itself),
+    the value shown (its JSON type name when it is an object or array) and why."""
+
+    field: str
+    value: Any
+    message: str
+
+    def __str__(self) -> str:
+        """The API server's wording of a type error: ``path: Invalid value: shown: message``."""
+        return f"{self.field}: Invalid value: {render_value(self.value)}: {self.message}"
+
+
+def _child(path: str | None, name: str) -> str:
+    """The path of member ``name`` below ``path`` (rendered as upstream's ``field.Path``)."""
+    return f"{path}.{name}" if path else name
+
+
+def _collect(value: Any, spec: Any, path: str | None, out: list[Misfit]) -> None:
+    """Append a :class:`Misfit` for each value that does not fit ``spec``."""
+    if value is None or spec == ANY:
+        return
+    shown = json_type(value) if isinstance(value, (dict, list)) else value  # the value itself unless large
+    where = path if path is not None else "<root>"
+    if isinstance(spec, (dict, tuple)) and not isinstance(value, dict):
+        out.append(Misfit(where, shown, f"must be an object, not {json_type(value)}"))
+    elif isinstance(spec, list) and not isinstance(value, list):
+        out.append(Misfit(where, shown, f"must be an array, not {json_type(value)}"))
+    elif isinstance(spec, dict):
+        for key, sub in spec.items():
+            if key in value:
+                _collect(value[key], sub, _child(path, key), out)
+    elif isinstance(spec, list):
+        for i, item in enumerate(value):
+            _collect(item, spec[0], f"{path or ''}[{i}]", out)
+    elif isinstance(spec, tuple):
+        for key, item in value.items():
+            _collect(item, spec[1], f"{path or ''}[{key}]", out)
+    else:
+        message = _leaf_message(spec, value)
+        if message is not None:
+            out.append(Misfit(where, shown, message))
+
+
+class Schema:
+    """A schema compiled once: :meth:`fits` is a boolean pass, :meth:`misfits` names every misfit."""
+
+    __slots__ = ("spec", "fits")
+
+    def __init__(self, spec: Any) -> None:
+        """Compile ``spec`` (in this module's notation)."""
+        self.spec = spec
+        self.fits: Check = _compile(spec)
+
+    def misfits(self, value: Any, path: str | None = None) -> list[Misfit]:
+        """A :class:`Misfit` for each part of ``value`` (found at ``path``; None for a document's
+        root) that does not fit. Empty, and nothing built, when it all fits."""
+        if self.fits(value):
+            return []
+        found: list[Misfit] = []
+        _collect(value, self.spec, path, found)
+        return found
+
+
+# ------------------------------------------------------------------------------------ the kinds
+
+#: ObjectMeta fields that validation reads
+OBJECT_META: dict[str, Any] = {
+    "name": STR, "generateName": STR, "namespace": STR, "uid": STR, "resourceVersion": STR,
+    "generation": INT, "labels": map_of(STR), "annotations": map_of(STR), "finalizers": [STR],
+    "ownerReferences": [{"apiVersion": STR, "kind": STR, "name": STR, "uid": STR, "controller": BOOL,
+                         "blockOwnerDeletion": BOOL}],
+}
+_NODE_SELECTOR_REQUIREMENT = {"key": STR, "operator": STR, "values": [STR]}
+#: core/v1 NodeSelectorTerm and NodeSelector
+NODE_SELECTOR_TERM: dict[str, Any] = {"matchExpressions": [_NODE_SELECTOR_REQUIREMENT],
+                                      "matchFields": [_NODE_SELECTOR_REQUIREMENT]}
+NODE_SELECTOR: dict[str, Any] = {"nodeSelectorTerms": [NODE_SELECTOR_TERM]}
+#: DeviceSelector and its CEL part
+CEL_SELECTOR: dict[str, Any] = {"expression": STR}
+DEVICE_SELECTOR: dict[str, Any] = {"cel": CEL_SELECTOR}
+#: OpaqueDeviceConfiguration (parameters: any JSON object, checked by validation)
+OPAQUE_CONFIG: dict[str, Any] = {"driver": STR, "parameters": ANY}
+#: DeviceToleration and DeviceTaint
+DEVICE_TOLERATION: dict[str, Any] = {"key": STR, "operator": STR, "value": STR, "effect": STR,
+                                     "tolerationSeconds": INT}
+DEVICE_TAINT: dict[str, Any] = {"key": STR, "value": STR, "effect": STR, "timeAdded": TIMESTAMP}
+#: the binding-condition lists of a device or an allocation result
+BINDING_CONDITIONS: dict[str, Any] = {"bindingConditions": [STR], "bindingFailureConditions": [STR]}
+
+_SELECTION = {
+    "deviceClassName": STR, "selectors": [DEVICE_SELECTOR], "allocationMode": STR, "count": INT,
+    "tolerations": [DEVICE_TOLERATION], "capacity": {"requests": map_of(QUANTITY)},
+    "derivedAttributes": [{"name": STR, "expression": STR}],
+}
+_CLAIM_SPEC = {"devices": {
+    "requests": [{
+        "name": STR,
+        "exactly": {**_SELECTION, "adminAccess": BOOL},
+        "firstAvailable": [{**_SELECTION, "name": STR}],
+    }],
+    "constraints": [{"requests": [STR], "matchAttribute": STR, "distinctAttribute": STR}],
+    "config": [{"requests": [STR], "opaque": OPAQUE_CONFIG}],
+}}
+_RESULT = {
+    "request": STR, "driver": STR, "pool": STR, "device": STR, "adminAccess": BOOL,
+    "tolerations": [DEVICE_TOLERATION], **BINDING_CONDITIONS, "shareID": STR,
+    "consumedCapacity": map_of(QUANTITY), "skipNodeOperations": [STR],
+}
+_CLAIM_STATUS = {
+    "allocation": {
+        "devices": {"results": [_RESULT], "config": [{"source": STR, "requests": [STR], "opaque": OPAQUE_CONFIG}]},
+        "nodeSelector": NODE_SELECTOR,
+    },
+    "reservedFor": [{"apiGroup": STR, "resource": STR, "name": STR, "uid": STR}],
+    "devices": [{
+        "driver": STR, "pool": STR, "device": STR, "shareID": STR, "data": ANY,
+        "conditions": [{"type": STR, "status": STR, "reason": STR, "message": STR, "observedGeneration": INT}],
+        "networkData": {"interfaceName": STR, "hardwareAddress": STR, "ips": [STR]},
+    }],
+}
+_CLAIM_REFERENCE = {"name": STR, "resourceClaimName": STR, "resourceClaimTemplateName": STR}
+_CONTAINER_CLAIMS = {"resources": {"claims": [{"name": STR, "request": STR}]}}
+_COUNTERS = map_of({"value": QUANTITY})
+_DEVICE = {
+    "name": STR,
+    "attributes": map_of({"int": INT, "bool": BOOL, "string": STR, "version": STR,
+                          "ints": [INT], "bools": [BOOL], "strings": [STR], "versions": [STR]}),
+    "capacity": map_of({"value": QUANTITY, "requestPolicy": {
+        "default": QUANTITY, "validValues": [QUANTITY],
+        "validRange": {"min": QUANTITY, "max": QUANTITY, "step": QUANTITY}}}),
+    "consumesCounters": [{"counterSet": STR, "counters": _COUNTERS, "compatibilityGroups": [STR]}],
+    "nodeName": STR, "nodeSelector": NODE_SELECTOR, "allNodes": BOOL, "allowMultipleAllocations": BOOL,
+    "taints": [DEVICE_TAINT], "bindsToNode": BOOL, **BINDING_CONDITIONS,
+    "nodeAllocatableResources": map_of({
+        "mapping": {"capacityKey": STR, "capacityMultiplier": QUANTITY, "deviceMultiplier": QUANTITY},
+        "overhead": {"perPod": QUANTITY, "perContainer": QUANTITY}}),
+}
+
+#: kind -> the types of the fields the strategies and validation read
+SCHEMAS: dict[str, dict[str, Any]] = {
+    "ResourceClaim": {"metadata": OBJECT_META, "spec": _CLAIM_SPEC, "status": _CLAIM_STATUS},
+    "ResourceClaimTemplate": {"metadata": OBJECT_META, "spec": {"metadata": OBJECT_META, "spec": _CLAIM_SPEC}},
+    "PodGroup": {"metadata": OBJECT_META, "spec": {"resourceClaims": [_CLAIM_REFERENCE]},
+                 "status": {"resourceClaimStatuses": [{"name": STR, "resourceClaimName": STR}]}},
+    "Pod": {"metadata": OBJECT_META, "spec": {
+        "resourceClaims": [_CLAIM_REFERENCE], "resources": {"claims": [{"name": STR, "request": STR}]},
+        "containers": [_CONTAINER_CLAIMS], "initContainers": [_CONTAINER_CLAIMS],
+        "ephemeralContainers": [_CONTAINER_CLAIMS]}},
+    "DeviceClass": {"metadata": OBJECT_META, "spec": {
+        "selectors": [DEVICE_SELECTOR], "config": [{"opaque": OPAQUE_CONFIG}], "extendedResourceName": STR}},
+    "ResourceSlice": {"metadata": OBJECT_META, "spec": {
+        "driver": STR, "pool": {"name": STR, "generation": INT, "resourceSliceCount": INT},
+        "nodeName": STR, "nodeSelector": NODE_SELECTOR, "allNodes": BOOL, "perDeviceNodeSelection": BOOL,
+        "sharedCounters": [{"name": STR, "counters": _COUNTERS}], "devices": [_DEVICE],
+        "skipNodeOperations": [STR], "partitionTypeAttribute": STR}},
+}
+#: the schema of a kind without one of its own: its metadata
+METADATA_ONLY: dict[str, Any] = {"metadata": OBJECT_META}
+
+#: kind -> its compiled schema (built at import; read-only afterwards)
+KIND_SCHEMAS: dict[str, Schema] = {kind: Schema(spec) for kind, spec in SCHEMAS.items()}
+_METADATA_ONLY_SCHEMA = Schema(METADATA_ONLY)
+
+
+def kind_schema(kind: str) -> Schema:
+    """The compiled schema of ``kind`` (its metadata alone for kinds not listed)."""
+    return KIND_SCHEMAS.get(kind, _METADATA_ONLY_SCHEMA)
+
+
+def decode_misfits(obj: Any, kind: str, schema: Schema | None = None) -> list[Misfit]:
+    """Every value of ``obj`` whose JSON type does not fit the kind's schema (or ``schema``).
+    A document that is no object is one misfit at ``<root>``."""
+    if not isinstance(obj, dict):
+        return [Misfit("<root>", json_type(obj), "must be an object")]
+    return (schema or kind_schema(kind)).misfits(obj)
