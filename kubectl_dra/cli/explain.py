@@ -276,5 +276,6 @@ def _run(targets: Sequence[str], filenames: Sequence[str], nodes: Sequence[str],
     label = " ".join([*targets, *(f"-f {f}" for f in filenames)])
     text, code = render_explanation(state, gates, plan, nodes=list(nodes) or None, output=output,
                                     no_headers=no_headers, target=label, limit=limit, timeout=timeout)
-    click.echo(text)
+    if text:  # -o name prints nothing when no node fits
+        click.echo(text)
     return code
