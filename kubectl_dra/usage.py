@@ -18,11 +18,12 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping
 
-from .types import Obj
 from .allocation.pools import gated_incomplete_note
 from .errors import UsageError
+from .gates import FeatureGates, Gate
 from .quantity import DECIMAL_SI, Format, Quantity, QuantityError
 from .state.snapshot import ClusterState
+from .types import Obj
 
 DeviceKey = tuple[str, str, str]  # driver, pool, device
 
@@ -302,12 +303,9 @@ def current_pools(slices: Iterable[Obj]) -> list[Pool]:
 COMPLETE, INCOMPLETE, INVALID = "complete", "incomplete", "invalid"
 
 
-def _on(gates: Any, name: str) -> bool:
-    """Whether a gate is on; a gate set that does not know the gate leaves it on."""
-    try:
-        return bool(gates.enabled(name))
-    except Exception:  # an unknown gate name: the behaviour is there
-        return True
+def _on(gates: "FeatureGates | None", gate: Gate) -> bool:
+    """Whether a gate is on (every gate, without a gate set)."""
+    return True if gates is None else gates.enabled(gate)
 
 
 def pool_findings(pool: Pool, gates: Any) -> tuple[str, list[str]]:
@@ -317,11 +315,11 @@ def pool_findings(pool: Pool, gates: Any) -> tuple[str, list[str]]:
     devices it refuses one by one because a feature gate is off."""
     if pool.incomplete:
         return INCOMPLETE, [f"{len(pool.slices)} of {pool.expected} slices published"]
-    partitionable = _on(gates, "DRAPartitionableDevices")
-    binding = _on(gates, "DRADeviceBindingConditions") and _on(gates, "DRAResourceClaimDeviceStatus")
-    compat = _on(gates, "DRADeviceCompatibilityGroups")
-    optional_ops = _on(gates, "DRAOptionalNodeOperations")
-    consumable = _on(gates, "DRAConsumableCapacity")
+    partitionable = _on(gates, Gate.PARTITIONABLE_DEVICES)
+    binding = _on(gates, Gate.DEVICE_BINDING_CONDITIONS) and _on(gates, Gate.RESOURCE_CLAIM_DEVICE_STATUS)
+    compat = _on(gates, Gate.DEVICE_COMPATIBILITY_GROUPS)
+    optional_ops = _on(gates, Gate.OPTIONAL_NODE_OPERATIONS)
+    consumable = _on(gates, Gate.CONSUMABLE_CAPACITY)
     names: set[str] = set()
     counter_sets: dict[str, set[str]] = {}
     per_device = consuming = with_binding = skipping = multi = 0
@@ -361,7 +359,7 @@ def pool_findings(pool: Pool, gates: Any) -> tuple[str, list[str]]:
             if device.get("allowMultipleAllocations"):
                 multi += 1
     if compat_groups and not compat:
-        return INCOMPLETE, [gated_incomplete_note("DRADeviceCompatibilityGroups")]
+        return INCOMPLETE, [gated_incomplete_note(Gate.DEVICE_COMPATIBILITY_GROUPS.value)]
     if duplicate:
         return INVALID, [duplicate]
     if partitionable:
