@@ -10,19 +10,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kubectl_dra.cli.main import COMMANDS, main
+from kubectl_dra.cli.main import COMMANDS
+from tests.cli_support import run
 
 BIN = Path(sys.executable).parent
 DEMO = str(Path(__file__).resolve().parent.parent / "kubectl_dra" / "demo" / "cluster.yaml")
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    """main() as the console script runs it: exit status, stdout, stderr."""
-    with pytest.raises(SystemExit) as info:
-        main(list(argv))
-    out, err = capsys.readouterr()
-    code = info.value.code
-    return (code if isinstance(code, int) else (0 if code is None else 1)), out, err
 
 
 def put(tmp_path: Path, name: str, content: str | bytes) -> str:

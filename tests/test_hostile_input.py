@@ -14,25 +14,16 @@ from typing import Any
 import pytest
 import yaml
 
-from kubectl_dra.cli.main import main
 from kubectl_dra.errors import InputError
 from kubectl_dra.model.jsoncopy import copy_json, dumps_json
 from kubectl_dra.state import load_documents, load_state
 from kubectl_dra.state.bounded import MAX_DEPTH, load_json, load_yaml
+from tests.cli_support import run
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO = str(REPO / "kubectl_dra" / "demo" / "cluster.yaml")
 CLAIM_TARGET = "claim/ml-team/trainer-a-gpu"
 POD_TARGET = "pod/ml-team/trainer-b"
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    """main() as the console script runs it: exit status, stdout, stderr."""
-    with pytest.raises(SystemExit) as info:
-        main(list(argv))
-    out, err = capsys.readouterr()
-    code = info.value.code
-    return (code if isinstance(code, int) else (0 if code is None else 1)), out, err
 
 
 def demo_objects() -> list[dict[str, Any]]:
