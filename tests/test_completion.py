@@ -55,7 +55,7 @@ def test_subcommands_and_their_descriptions() -> None:
 def test_options_and_choices() -> None:
     names, _ = values(["usage"], "--no")
     assert names == ["--node", "--no-headers"]
-    assert values(["preview", "-o"], "") == (["table", "wide", "json", "yaml"], DIRECTIVE_NO_FILE_COMP)
+    assert values(["preview", "-o"], "") == (["table", "wide", "json", "yaml", "name"], DIRECTIVE_NO_FILE_COMP)
     assert values(["preview"], "--output=j") == (["json"], DIRECTIVE_NO_FILE_COMP)
     assert values(["validate", "-o"], "y") == (["yaml"], DIRECTIVE_NO_FILE_COMP)
 
@@ -135,7 +135,7 @@ def test_click_completion_of_kubectl_dra() -> None:
            "_KUBECTL_DRA_COMPLETE": "bash_complete"}
     out = subprocess.run([str(BIN / "kubectl-dra")], capture_output=True, text=True, timeout=60, env=env)
     assert out.returncode == 0
-    assert out.stdout.splitlines() == ["plain,table", "plain,wide", "plain,json", "plain,yaml"]
+    assert out.stdout.splitlines() == ["plain,table", "plain,wide", "plain,json", "plain,yaml", "plain,name"]
     env["COMP_WORDS"], env["COMP_CWORD"] = "kubectl-dra validate -f ", "3"
     out = subprocess.run([str(BIN / "kubectl-dra")], capture_output=True, text=True, timeout=60, env=env)
     assert out.stdout.splitlines() == ["file,"]
