@@ -10,13 +10,14 @@ import pytest
 import yaml
 
 from kubectl_dra.explain import (
-    ExplainTracer, RequestSpec, explain_node, explain_request, request_specs,
+    ExplainTracer, explain_node, explain_request,
 )
 from kubectl_dra.allocation.trace import Rejection, RejectionCode
 from kubectl_dra.cli.explain import render_explanation
 from kubectl_dra.explain.plan import explain_plan
 from kubectl_dra.cli.main import cli
 from kubectl_dra.gates import FeatureGates
+from kubectl_dra.model.claims import parse_claim
 from kubectl_dra.preview import resolve_targets
 from kubectl_dra.state import ClusterState
 
@@ -294,19 +295,10 @@ def test_first_rejection_wins_and_final_devices_are_not_rejections():
     tracer.device_selected(c, "gpu", DRIVER, "p", "d1")
     trace = tracer.requests[(("default", "train"), "gpu")]
     assert trace.rejected[(DRIVER, "p", "d0")] is first
-    spec = request_specs(c)[0]
+    spec = parse_claim(c).all_requests[0]
     req = explain_request(("default", "train"), spec, trace, allocated=[(DRIVER, "p", "d1")])
     assert req.candidates == 2
     assert [d for v in req.rejections.values() for d, _ in v] == [(DRIVER, "p", "d0")]
-
-
-def test_request_specs_expand_prioritized_lists():
-    c = {"metadata": {"name": "c"}, "spec": {"devices": {"requests": [
-        {"name": "a", "firstAvailable": [{"name": "big", "deviceClassName": "x", "count": 2},
-                                         {"name": "small", "deviceClassName": "y"}]},
-        {"name": "b", "exactly": {"deviceClassName": "z", "allocationMode": "All", "adminAccess": True}}]}}}
-    assert request_specs(c) == [RequestSpec("a/big", "x", "ExactCount", 2), RequestSpec("a/small", "y", "ExactCount", 1),
-                                RequestSpec("b", "z", "All", 1, True)]
 
 
 # --------------------------------------------------------------------------- presenters

@@ -2,7 +2,7 @@
 
 - :mod:`.tracer` -- the allocator's Tracer hook: the first rejection of each device per request
 - :mod:`.refine` -- restating rejections in funnel order, through the allocator's index and CEL path
-- :mod:`.funnel` -- request specs, per-request funnels, the node and request explanation types
+- :mod:`.funnel` -- per-request funnels (requests parsed by :mod:`kubectl_dra.model.claims`), the node and request explanation types
 - :mod:`.reasons` -- the deciding reason of a node, worded from typed rejection details
 - :mod:`.node` -- one node's explanation from its trace and the allocator's verdict
 - :mod:`.cluster` -- across nodes: the summary line and cluster-wide findings
@@ -19,8 +19,8 @@ from __future__ import annotations
 from .cluster import Explanation, cluster_findings, explanation
 from .document import DOCUMENT_KEYS, explanation_to_dict, node_to_dict, request_results, request_to_dict
 from .funnel import (
-    ALLOCATED, ERROR, STAGES, UNSCHEDULABLE, FunnelStage, NodeExplanation, RequestExplanation, RequestSpec,
-    explain_request, request_specs,
+    ALLOCATED, ERROR, STAGES, UNSCHEDULABLE, FunnelStage, NodeExplanation, RequestExplanation,
+    explain_request,
 )
 from .node import explain_node
 from .reasons import node_reason, request_reason
@@ -29,7 +29,7 @@ from .tracer import ExplainTracer, RequestTrace
 
 __all__ = [
     "ALLOCATED", "DOCUMENT_KEYS", "ERROR", "STAGES", "UNSCHEDULABLE", "Explanation", "ExplainTracer", "FunnelStage",
-    "NodeExplanation", "RequestExplanation", "RequestSpec", "RequestTrace", "SelectionRefiner", "cluster_findings",
+    "NodeExplanation", "RequestExplanation", "RequestTrace", "SelectionRefiner", "cluster_findings",
     "explain_node", "explain_request", "explanation", "explanation_to_dict", "node_reason", "node_to_dict",
-    "request_reason", "request_results", "request_specs", "request_to_dict",
+    "request_reason", "request_results", "request_to_dict",
 ]

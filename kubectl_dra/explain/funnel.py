@@ -1,4 +1,4 @@
-"""Funnels: per request and node, how many candidate devices each stage (in the order a
+"""Funnels: per request (as :mod:`kubectl_dra.model.claims` parses it) and node, how many candidate devices each stage (in the order a
 person reads the selection: pool, node, gates, class, selectors, availability, counters,
 capacity, compatibility, constraints) left, built from a node's trace.
 """
@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Mapping
 
 from ..allocation.trace import Rejection, RejectionCode
+from ..model.claims import ALL, Request
 from ..types import ClaimKey, DeviceID
 from .tracer import RequestTrace
 
@@ -46,52 +47,6 @@ CLASS_CODES = frozenset({C.NOT_IN_CLASS, C.CLASS_SELECTOR_FALSE})
 BEFORE_CLASS = frozenset(c for c in STAGE_INDEX if STAGE_INDEX[c] < STAGE_INDEX[C.NOT_IN_CLASS])
 
 
-# --------------------------------------------------------------------------- requests of a claim
-
-
-@dataclass(frozen=True)
-class RequestSpec:
-    """A request (or subrequest, named ``request/sub``) as the explanation describes it."""
-
-    name: str
-    device_class: str
-    mode: str  # ExactCount | All
-    count: int
-    admin_access: bool = False
-    selector_list: tuple[Any, ...] = ()
-
-
-def request_specs(claim: Mapping[str, Any]) -> list[RequestSpec]:
-    """The requests of a claim in order; a firstAvailable request contributes its subrequests."""
-    out: list[RequestSpec] = []
-    for req in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or []:
-        name = str(req.get("name") or "")
-        if req.get("firstAvailable"):
-            for sub in req["firstAvailable"]:
-                out.append(_spec(f"{name}/{sub.get('name') or ''}", sub))
-        else:
-            out.append(_spec(name, req.get("exactly") or req))
-    return out
-
-
-def request_count(body: Mapping[str, Any]) -> int:
-    """A request's ``count`` as the search reads it (``Search._validate``): absent means 1,
-    ``0`` stays 0; a value that is not a number reads 1 here (the search refuses such a
-    claim with an error, which is what explain then reports)."""
-    count = body.get("count")
-    if count is None:
-        return 1
-    try:
-        return int(count)
-    except (TypeError, ValueError):
-        return 1
-
-
-def _spec(name: str, body: Mapping[str, Any]) -> RequestSpec:
-    return RequestSpec(name, str(body.get("deviceClassName") or ""), str(body.get("allocationMode") or "ExactCount"),
-                       request_count(body), bool(body.get("adminAccess")), tuple(body.get("selectors") or ()))
-
-
 # --------------------------------------------------------------------------- funnels
 
 
@@ -110,7 +65,8 @@ class RequestExplanation:
     """The funnel of one request on one node."""
 
     claim: ClaimKey
-    spec: RequestSpec
+    #: the request or subrequest (its ``name`` is ``request/subrequest`` for a subrequest)
+    spec: Request
     candidates: int
     funnel: list[FunnelStage]
     #: code -> rejected devices with their rejection, in search order
@@ -139,7 +95,7 @@ class RequestExplanation:
     @property
     def needed(self) -> int:
         """Devices the request needs: its count, or (mode All) every matching device, at least one."""
-        return max(1, self.matching) if self.spec.mode == "All" else max(1, self.spec.count)
+        return max(1, self.matching) if self.spec.mode == ALL else max(1, self.spec.count)
 
     def shortfall(self) -> tuple[int, int] | None:
         """(needed, usable) when the funnel leaves fewer usable devices than the request needs."""
@@ -156,7 +112,7 @@ class RequestExplanation:
             return "allocated " + ", ".join("/".join(d) for d in self.allocated)
         short = self.shortfall()
         if short is not None:
-            needed = f"all {short[0]}" if self.spec.mode == "All" else str(short[0])
+            needed = f"all {short[0]}" if self.spec.mode == ALL else str(short[0])
             return f"unsatisfied: {needed} needed, {short[1]} usable"
         if self.unsatisfied:
             return f"unsatisfied: {self.unsatisfied[0]}"
@@ -206,7 +162,7 @@ class NodeExplanation:
         return self.status == ALLOCATED
 
 
-def explain_request(claim: ClaimKey, spec: RequestSpec, trace: RequestTrace | None,
+def explain_request(claim: ClaimKey, spec: Request, trace: RequestTrace | None,
                     allocated: list[DeviceID]) -> RequestExplanation:
     """The funnel of one request from its trace (an absent trace: the search never got there)."""
     if trace is None:

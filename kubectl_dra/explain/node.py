@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from ..allocation.trace import Rejection, RejectionCode
-from .funnel import NodeExplanation, RequestExplanation, explain_request, request_specs
+from ..model.claims import parse_claim
+from .funnel import NodeExplanation, RequestExplanation, explain_request
 from .reasons import is_attempt_rejection, node_reason
 from ..types import ClaimKey, DeviceID, claim_key
 from .tracer import ExplainTracer, RequestTrace
@@ -32,7 +33,7 @@ def explain_node(node: str, status: str, claims: Sequence[Mapping[str, Any]], tr
     for i, claim in enumerate(claims):
         key = claim_key(claim)
         chosen = _chosen_devices(results[i] if i < len(results) else None)
-        for spec in request_specs(claim):
+        for spec in parse_claim(claim).all_requests:
             trace = _trace_for(tracer, key, spec.name)
             # pop: a repeated request name (stored before validation forbade it) gets the devices once
             requests.append(explain_request(key, spec, trace, chosen.pop(spec.name, [])))

@@ -21,10 +21,10 @@ from ..allocation.celcache import CelCache
 from ..allocation.index import ClusterIndex
 from ..allocation.trace import Rejection, RejectionCode
 from ..errors import CELError
+from ..model.claims import Request, parse_claim, selector_expression
 from ..model.devices import DeviceView
 from ..quantity import Quantity, QuantityError
 from ..types import DeviceID
-from .funnel import RequestSpec, request_specs
 
 if TYPE_CHECKING:
     from ..gates import FeatureGates
@@ -44,8 +44,7 @@ SHORT_AMOUNT = "amount"
 
 def expressions(selectors: Sequence[Any] | None) -> tuple[str, ...]:
     """The CEL expressions of a selector list, in order."""
-    return tuple(str(((s or {}).get("cel") or {}).get("expression") or "") for s in selectors or ()
-                 if ((s or {}).get("cel") or {}).get("expression"))
+    return tuple(e for e in map(selector_expression, selectors or ()) if e)
 
 
 class SelectionRefiner:
@@ -105,14 +104,14 @@ class SelectionRefiner:
         spec_key = (id(claim), request)
         found = self._signatures.get(spec_key)
         if found is None or found[0] is not claim:
-            spec = next((r for r in request_specs(claim) if r.name == request), None)
+            spec = next((r for r in parse_claim(claim).all_requests if r.name == request), None)
             found = self._signatures[spec_key] = (claim, None if spec is None else self._signature_of(spec))
         return found[1]
 
-    def _signature_of(self, spec: RequestSpec) -> tuple[Signature, str, str]:
+    def _signature_of(self, spec: Request) -> tuple[Signature, str, str]:
         cls = self.index.classes.get(spec.device_class) or {}
         class_exprs = expressions((cls.get("spec") or {}).get("selectors"))
-        return ((class_exprs, expressions(spec.selector_list)), spec.name, spec.device_class)
+        return ((class_exprs, spec.expressions), spec.name, spec.device_class)
 
     def _in_use(self, claim: Mapping[str, Any], request: str, key: DeviceID, rejection: Rejection) -> Rejection:
         """An "in use" rejection restated as the first false selector, when one is false."""
