@@ -72,3 +72,39 @@ def test_malformed_parts_read_as_absent() -> None:
     assert parse_claim({"spec": {"devices": {"requests": "x"}}}).requests == ()
     (request,) = parse_claim(_claim([{"name": "r", "exactly": "x"}])).all_requests
     assert (request.name, request.device_class, request.count) == ("r", "", 1)
+
+
+# -- the search reads requests through the model ------------------------------------------
+
+
+def _allocate(*claims: dict):
+    from tests.test_allocation_rules import NODE, allocator, gpu_class, gpu_slice
+
+    return allocator(gpu_class(), gpu_slice(2)).allocate(NODE, list(claims))
+
+
+def test_search_refuses_what_the_model_flags() -> None:
+    import pytest
+
+    from kubectl_dra.errors import AllocationError
+    from tests.test_allocation_rules import claim
+
+    bad_count = claim("c", None)
+    bad_count["spec"]["devices"]["requests"][0]["exactly"]["count"] = "two"
+    with pytest.raises(AllocationError, match=r"claim default/c, request gpus: count 'two' is not a number"):
+        _allocate(bad_count)
+    no_expression = claim("c")
+    no_expression["spec"]["devices"]["requests"][0]["exactly"]["selectors"] = [{}]
+    with pytest.raises(AllocationError, match=r"request gpus, selector #0: CEL expression empty"):
+        _allocate(no_expression)
+
+
+def test_search_counts_as_the_model_reads() -> None:
+    from tests.test_allocation_rules import claim
+
+    def devices(outcome) -> int:
+        return len(outcome.results[0]["devices"]["results"])
+
+    assert devices(_allocate(claim("absent", None))) == 1
+    assert devices(_allocate(claim("two", 2))) == 2
+    assert not _allocate(claim("three", 3)).allocated

@@ -22,6 +22,8 @@ from ..errors import AllocationError, AllocationTimeout, CELError, DraError
 from ..gates import Gate
 from ..limits import TIMED_OUT
 from ..model.attributes import AttrValue, attribute_value, lookup_attribute
+from ..model.claims import ALL, EXACT_COUNT, parse_claim, selector_expression
+from ..model.claims import Request as ClaimsRequest
 from ..model.devices import DeviceView
 from ..model.nodes import node_matches
 from ..quantity import Quantity
@@ -55,7 +57,8 @@ class RequestData:
     """One request without subrequests, or one subrequest, ready for the search."""
 
     key: tuple[int, int, int]
-    raw: Mapping[str, Any]
+    #: the request or subrequest as the claim model parsed it
+    request: ClaimsRequest
     name: str
     parent: str | None
     class_name: str
@@ -218,7 +221,6 @@ class Search:
             self.num_requests = cached[4]
             return
         self._prepare()
-        self.num_requests = [len(((c.get("spec") or {}).get("devices") or {}).get("requests") or ()) for c in self.claims]
         if not any(rd.all_mode for rd in self.requests.values()):
             if len(self.a.prepared) > 64:
                 self.a.prepared.clear()
@@ -227,96 +229,93 @@ class Search:
                                     self.num_requests)
 
     def _prepare(self) -> None:
+        """Upstream's per-claim checks before searching: gates of the request kinds, the
+        claim's device limit, the constraints; each request through :meth:`_validate`."""
         for ci, claim in enumerate(self.claims):
             ref = claim_ref(claim)
-            devices = ((claim.get("spec") or {}).get("devices") or {})
+            devices = parse_claim(claim)
+            self.num_requests.append(len(devices.requests))
             min_devices = 0
-            for ri, request in enumerate(devices.get("requests") or ()):
-                if not isinstance(request, Mapping):
-                    request = {}
-                name = request.get("name") or ""
-                subs = request.get("firstAvailable") or []
-                exactly = request.get("exactly")
+            for entry in devices.requests:
+                name, subs, exactly = entry.name, entry.first_available, entry.exactly
                 if subs and not self.f.prioritized_list:
                     raise AllocationError(f"claim {ref}, request {name}: has subrequests, but the DRAPrioritizedList feature is disabled")
                 if not self.f.consumable_capacity:
-                    if exactly is not None and exactly.get("capacity") is not None:
+                    if exactly is not None and exactly.capacity_requests is not None:
                         raise AllocationError(f"claim {ref}, request {name}: has capacity requests, but the DRAConsumableCapacity feature is disabled")
                     for sub in subs:
-                        if sub.get("capacity") is not None:
-                            raise AllocationError(f"claim {ref}, subrequest {sub.get('name') or ''}: has capacity requests, but the DRAConsumableCapacity feature is disabled")
+                        if sub.capacity_requests is not None:
+                            raise AllocationError(f"claim {ref}, subrequest {sub.subrequest}: has capacity requests, but the DRAConsumableCapacity feature is disabled")
                 if subs:
                     fewest = None
-                    for si, sub in enumerate(subs):
-                        rd = self._validate(ci, ri, si, sub, name)
-                        self.requests[(ci, ri, si)] = rd
+                    for sub in subs:
+                        rd = self._validate(ci, sub)
+                        self.requests[(ci, sub.index, sub.sub_index)] = rd
                         fewest = rd.num_devices if fewest is None else min(fewest, rd.num_devices)
                     min_devices += fewest or 0
-                else:
-                    rd = self._validate(ci, ri, 0, exactly or {}, None, request_name=name)
-                    self.requests[(ci, ri, 0)] = rd
+                elif exactly is not None:
+                    rd = self._validate(ci, exactly)
+                    self.requests[(ci, exactly.index, 0)] = rd
                     min_devices += rd.num_devices
             if min_devices > MAX_RESULTS:
                 raise AllocationError(f"claim {ref}: number of requested devices {min_devices} exceeds the claim limit of {MAX_RESULTS}")
             constraints: list[Constraint] = []
-            for i, c in enumerate(devices.get("constraints") or ()):
-                if c.get("matchAttribute") is not None:
-                    constraints.append(MatchAttribute(c["matchAttribute"], c.get("requests") or [], self.f.list_type_attributes))
-                elif c.get("distinctAttribute") is not None:
-                    constraints.append(DistinctAttribute(c["distinctAttribute"], c.get("requests") or [], self.f.list_type_attributes))
+            for i, c in enumerate(devices.constraints):
+                if c.match_attribute is not None:
+                    constraints.append(MatchAttribute(c.match_attribute, list(c.requests), self.f.list_type_attributes))
+                elif c.distinct_attribute is not None:
+                    constraints.append(DistinctAttribute(c.distinct_attribute, list(c.requests), self.f.list_type_attributes))
                 else:
                     raise AllocationError(f"claim {ref}, constraint #{i}: empty constraint (unsupported constraint type?)")
             self.constraints.append(constraints)
 
-    def _validate(self, ci: int, ri: int, si: int, raw: Mapping[str, Any], parent: str | None,
-                  request_name: str | None = None) -> RequestData:
+    def _validate(self, ci: int, request: ClaimsRequest) -> RequestData:
         """Upstream ``validateDeviceRequest``: selectors, gates, class, count or all devices."""
         claim = self.claims[ci]
         ref = claim_ref(claim)
-        name = request_name if request_name is not None else (raw.get("name") or "")
+        name = request.subrequest if request.subrequest is not None else request.name
+        parent = request.parent
         shown = name  # upstream names the subrequest itself in these messages
         selectors: list[str] = []
-        for i, sel in enumerate(raw.get("selectors") or ()):
-            expr = ((sel or {}).get("cel") or {}).get("expression")
+        for i, expr in enumerate(request.selectors):
             if expr is None:
                 raise AllocationError(f"claim {ref}, request {shown}, selector #{i}: CEL expression empty (unsupported selector type?)")
             selectors.append(expr)
-        admin = bool(raw.get("adminAccess")) if parent is None else False
-        if parent is None and raw.get("adminAccess") is not None and not self.f.admin_access:
+        admin = bool(request.admin_access)
+        if request.admin_access is not None and not self.f.admin_access:
             raise AllocationError(f"claim {ref}, request {shown}: admin access is requested, but the feature is disabled")
-        derived = {d.get("name") or "": d.get("expression") or "" for d in raw.get("derivedAttributes") or ()}
+        derived = dict(request.derived_attributes)
         if derived and not self.f.derived_attributes:
             raise AllocationError(f"claim {ref}, request {shown}: cannot handle request with derived attributes, the feature is disabled")
-        class_name = raw.get("deviceClassName") or ""
+        class_name = request.device_class
         if not class_name:
             raise AllocationError(f"claim {ref}, request {shown}: missing device class name (unsupported request type?)")
         class_ = self.a.classes.get(class_name)
         if class_ is None:
             raise AllocationError(f"claim {ref}, request {shown}: could not retrieve device class {class_name}: "
                                   f'deviceclass.resource.k8s.io "{class_name}" not found')
-        class_selectors = [((s or {}).get("cel") or {}).get("expression") or "" for s in (class_.get("spec") or {}).get("selectors") or ()]
+        class_selectors = [selector_expression(s) or "" for s in (class_.get("spec") or {}).get("selectors") or ()]
         capacity = None
-        if self.f.consumable_capacity and raw.get("capacity") is not None:
+        if self.f.consumable_capacity and request.capacity_requests is not None:
             try:
-                capacity = {k: Quantity.from_json(v) for k, v in ((raw.get("capacity") or {}).get("requests") or {}).items()}
+                capacity = {k: Quantity.from_json(v) for k, v in request.capacity_requests.items()}
             except DraError as exc:
                 raise AllocationError(f"claim {ref}, request {shown}: capacity requests: {exc}") from None
         rd = RequestData(
-            key=(ci, ri, si), raw=raw, name=name, parent=parent, class_name=class_name, class_=class_,
+            key=(ci, request.index, request.sub_index), request=request, name=name, parent=parent,
+            class_name=class_name, class_=class_,
             class_selectors=class_selectors, selectors=selectors, all_mode=False, num_devices=0, admin=admin,
-            tolerations=list(raw.get("tolerations") or ()), capacity=capacity, derived=derived,
+            tolerations=list(request.tolerations), capacity=capacity, derived=derived,
             # what, besides the device, decides _check_selectable for a device whose answer
             # does not depend on the node: the key of its remembered answer on the device
             token=self.a.cluster.token((self.f.binding_conditions, tuple(class_selectors), tuple(selectors))),
         )
-        mode = raw.get("allocationMode") or "ExactCount"
-        if mode == "ExactCount":
-            count = raw.get("count")
-            try:
-                rd.num_devices = int(count) if count is not None else 1
-            except (TypeError, ValueError):
-                raise AllocationError(f"claim {ref}, request {shown}: count {count!r} is not a number") from None
-        elif mode == "All":
+        mode = request.mode
+        if mode == EXACT_COUNT:
+            if not request.count_is_number:
+                raise AllocationError(f"claim {ref}, request {shown}: count {request.body.get('count')!r} is not a number")
+            rd.num_devices = request.count
+        elif mode == ALL:
             rd.all_mode = True
             for pool in self.problems[:1]:
                 if pool.incomplete:

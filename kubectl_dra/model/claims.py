@@ -10,7 +10,7 @@ kept visible (``None``, ``count_is_number``) for the reader that words the refus
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 EXACT_COUNT = "ExactCount"
@@ -79,6 +79,8 @@ class Request:
     capacity_requests: Mapping[str, Any] | None
     #: (name, expression) of each derived attribute
     derived_attributes: tuple[tuple[str, str], ...]
+    #: the body as written (the ``exactly`` object or the subrequest), for messages that quote it
+    body: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def parent(self) -> str | None:
@@ -156,6 +158,7 @@ def _request(body: Mapping[str, Any], request: str, subrequest: str | None, inde
         capacity_requests=None if capacity is None else _mapping(_mapping(capacity).get("requests")),
         derived_attributes=tuple((_text(d.get("name")), _text(d.get("expression")))
                                  for d in _items(body.get("derivedAttributes")) if isinstance(d, Mapping)),
+        body=body,
     )
 
 
