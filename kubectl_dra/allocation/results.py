@@ -79,13 +79,14 @@ def _without_config(search: "Search", ci: int, claim: Mapping[str, Any]) -> bool
 def _config(search: "Search", ci: int, claim: Mapping[str, Any]) -> list[dict[str, Any]]:
     if _without_config(search, ci, claim):
         return []
-    requests = (((claim.get("spec") or {}).get("devices") or {}).get("requests") or ())
+    # the claim's requests as the search parsed them (kubectl_dra.model.claims), the chosen
+    # subrequest standing for a request with alternatives
+    chosen = [_selected(search, ci, ri) for ri in range(search.num_requests[ci])]
     configs: list[dict[str, Any]] = []
     by_class: dict[str, tuple[int, int]] = {}
     chosen_names: list[tuple[str, str | None]] = []
-    for ri, request in enumerate(requests):
-        rd = _selected(search, ci, ri)
-        chosen_names.append((request.get("name") or "", rd.name if rd.parent is not None else None))
+    for rd in chosen:
+        chosen_names.append((rd.request.request, rd.name if rd.parent is not None else None))
         span = by_class.get(rd.class_name)
         if span is not None:
             for i in range(*span):
@@ -101,11 +102,10 @@ def _config(search: "Search", ci: int, claim: Mapping[str, Any]) -> list[dict[st
         names = list(entry.get("requests") or ())
         applies = not names
         if not applies:
-            for ri, request in enumerate(requests):
-                if (request.get("name") or "") in names:
+            for rd in chosen:
+                if rd.request.request in names:
                     applies = True
                     break
-                rd = _selected(search, ci, ri)
                 if rd.parent is not None and rd.full_name in names:
                     applies = True
                     break
