@@ -32,6 +32,8 @@ from urllib3.util.retry import Retry
 
 from kubectl_dra.errors import ClusterAccessError, UsageError
 
+from .kubeclient import ClusterConfigError, client_configuration, one_line
+
 #: File / Secret data keys.
 TLS_CERT, TLS_KEY, CA_CERT, CA_KEY = "tls.crt", "tls.key", "ca.crt", "ca.key"
 
@@ -311,7 +313,7 @@ class SecretStore:
                 return {}
             raise ClusterAccessError(f"reading Secret {self.namespace}/{name} failed: HTTP {exc.status} {exc.reason}") from None
         except Exception as exc:  # connection refused, DNS, TLS, timeouts: urllib3 and OS errors
-            raise ClusterAccessError(f"reading Secret {self.namespace}/{name} failed: {_one_line(exc)}") from None
+            raise ClusterAccessError(f"reading Secret {self.namespace}/{name} failed: {one_line(exc)}") from None
         self._versions[name] = {"resourceVersion": secret.metadata.resource_version}
         return {k: base64.b64decode(v) for k, v in (secret.data or {}).items()}
 
@@ -338,7 +340,7 @@ class SecretStore:
                 + (" (changed concurrently; run again)" if exc.status == 409 else "")
             ) from None
         except Exception as exc:  # connection refused, DNS, TLS, timeouts: urllib3 and OS errors
-            raise ClusterAccessError(f"writing Secret {self.namespace}/{name} failed: {_one_line(exc)}") from None
+            raise ClusterAccessError(f"writing Secret {self.namespace}/{name} failed: {one_line(exc)}") from None
 
 
 def inject_ca_bundle(admission_api: Any, ca_bundle: bytes, validating: list[str], mutating: list[str]) -> list[str]:
@@ -370,7 +372,7 @@ def inject_ca_bundle(admission_api: Any, ca_bundle: bytes, validating: list[str]
         except ApiException as exc:
             raise ClusterAccessError(f"updating the caBundle of {kind} {name} failed: HTTP {exc.status} {exc.reason}") from None
         except Exception as exc:  # connection refused, DNS, TLS, timeouts, a body that is not JSON
-            raise ClusterAccessError(f"updating the caBundle of {kind} {name} failed: {_one_line(exc)}") from None
+            raise ClusterAccessError(f"updating the caBundle of {kind} {name} failed: {one_line(exc)}") from None
     return changed
 
 
@@ -518,11 +520,6 @@ def _unique(values: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(values))
 
 
-def _one_line(exc: BaseException, limit: int = 300) -> str:
-    """An exception's message on one line, clipped (client errors can carry whole responses)."""
-    reason = getattr(exc, "reason", None)  # urllib3 MaxRetryError: the underlying cause says it best
-    text = " ".join(str(reason if isinstance(reason, BaseException) else exc).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _describe(where: str, outcome: Outcome) -> str:
@@ -534,17 +531,12 @@ def _describe(where: str, outcome: Outcome) -> str:
 
 def _api_client(options: CertsOptions) -> Any:
     """A kubernetes ApiClient: in-cluster when running in a pod, else from the kubeconfig."""
-    from kubernetes import client, config
+    from kubernetes import client
 
-    configuration = client.Configuration()
     try:
-        if options.kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
-            config.load_incluster_config(client_configuration=configuration)
-        else:
-            config.load_kube_config(config_file=options.kubeconfig, context=options.kube_context,
-                                    client_configuration=configuration)
-    except Exception as exc:  # ConfigException, OSError, YAML errors
-        raise ClusterAccessError(f"no usable cluster configuration: {_one_line(exc)}") from None
+        configuration = client_configuration(options.kubeconfig, options.kube_context)
+    except ClusterConfigError as exc:
+        raise ClusterAccessError(str(exc)) from None
     # One retry of a failed connect; each request is bounded by REQUEST_TIMEOUT.
     configuration.retries = Retry(total=1, connect=1, read=0, redirect=0, status=0, other=0)
     return client.ApiClient(configuration)

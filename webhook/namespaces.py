@@ -19,6 +19,8 @@ from urllib3.util.retry import Retry
 
 from kubectl_dra.errors import ClusterAccessError
 
+from .kubeclient import ClusterConfigError, client_configuration, one_line
+
 Fetch = Callable[[str], Mapping[str, str]]
 
 
@@ -104,18 +106,10 @@ class KubernetesNamespaceFetcher:
 
     def _configuration(self):  # -> kubernetes.client.Configuration
         """The client configuration: in-cluster in a pod (unless a kubeconfig is given), else the kubeconfig."""
-        from kubernetes import client, config
-
-        configuration = client.Configuration()
         try:
-            if self._kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
-                config.load_incluster_config(client_configuration=configuration)
-            else:
-                config.load_kube_config(config_file=self._kubeconfig, context=self._context,
-                                        client_configuration=configuration)
-        except Exception as exc:  # config errors are many types (ConfigException, OSError, ...)
-            raise NamespaceLookupError(f"no usable cluster configuration: {_one_line(exc)}") from None
-        return configuration
+            return client_configuration(self._kubeconfig, self._context)
+        except ClusterConfigError as exc:
+            raise NamespaceLookupError(str(exc)) from None
 
     def readiness(self) -> str | None:
         """``None`` when namespace lookups can be made (a cluster configuration loads), else why not.
@@ -142,14 +136,10 @@ class KubernetesNamespaceFetcher:
                 raise NamespaceLookupError(f"namespace {namespace!r} not found") from None
             raise NamespaceLookupError(f"reading namespace {namespace!r} failed: HTTP {exc.status} {exc.reason}") from None
         except Exception as exc:  # network errors, timeouts, garbage bodies
-            raise NamespaceLookupError(f"reading namespace {namespace!r} failed: {_one_line(exc)}") from None
+            raise NamespaceLookupError(f"reading namespace {namespace!r} failed: {one_line(exc)}") from None
         labels = (data.get("metadata") or {}).get("labels") or {} if isinstance(data, dict) else {}
         if not isinstance(labels, dict):
             raise NamespaceLookupError(f"namespace {namespace!r} has malformed labels")
         return {str(k): str(v) for k, v in labels.items()}
 
 
-def _one_line(exc: BaseException, limit: int = 300) -> str:
-    """An exception's message on one line, clipped (client errors can carry whole responses)."""
-    text = " ".join(str(exc).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
