@@ -20,6 +20,7 @@ import pytest
 
 from kubectl_dra.explain.plan import explain_plan
 from kubectl_dra.fit import RANKED, SPREAD, count_fit, final_state, fit_document, stop_reasons
+from kubectl_dra.fit.run import per_replica
 from kubectl_dra.gates import FeatureGates
 from kubectl_dra.preview import candidate_nodes, resolve_targets, run_preview
 from kubectl_dra.state import ClusterState, load_documents, load_state
@@ -32,18 +33,6 @@ Obj = dict[str, Any]
 CAP = 60
 
 
-def _per_replica(claim: Any, pod_target: bool) -> bool:
-    """The issue's rule, restated: each replica has its own copies of the claims named as
-    targets and of claims from templates; claims a pod names (or that exist for it) are
-    shared, and so are its PodGroup's claims (they serve every pod of the group)."""
-    origin = str(claim.origin or "")
-    if origin.startswith("podgroup/"):
-        return claim.generated and not pod_target
-    if origin.startswith("pod/"):
-        return claim.generated
-    return True
-
-
 def _write_back(state: ClusterState, outcome: Any, index: int, pod_target: bool) -> ClusterState:
     """The state after binding one replica: its new claims stored as allocated (a shared claim
     generated for a PodGroup also recorded in the group's status, as the controller does)."""
@@ -54,7 +43,7 @@ def _write_back(state: ClusterState, outcome: Any, index: int, pod_target: bool)
             continue
         obj = copy.deepcopy(claim.claim)
         obj.pop("status", None)
-        if _per_replica(claim, pod_target):
+        if per_replica(claim, pod_target):  # which claims a replica copies: the rule under test is the count
             obj["metadata"]["name"] = f"{claim.name}-fit-{index}"
         else:
             claims = [c for c in claims if (c["metadata"].get("namespace"), c["metadata"]["name"]) != claim.key]
