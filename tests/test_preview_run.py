@@ -10,8 +10,6 @@ from hypothesis import given, settings, strategies as st
 from kubectl_dra.allocation import AllocationOutcome
 from kubectl_dra.errors import AllocationError, NotFoundError
 from kubectl_dra.preview import candidate_nodes, preview_document, resolve_targets, run_preview
-from kubectl_dra.preview.run import allocator_state
-from kubectl_dra.state import ClusterState
 
 from .test_preview_targets import Gates, claim, node, pod, state_of
 
@@ -106,13 +104,21 @@ def test_candidate_nodes() -> None:
     assert warnings
 
 
-def test_allocator_state_hides_previewed_namesakes() -> None:
-    stored = claim("a", allocation={"devices": {"results": []}})
-    state = state_of(stored, claim("b"))
-    plan = resolve_targets(state, [], [(claim("a"), "f.yaml")])
-    seen = allocator_state(state, plan)
-    assert [c["metadata"]["name"] for c in seen.resource_claims] == ["b"]
-    assert isinstance(seen, ClusterState) and len(state.resource_claims) == 2
+def test_a_previewed_claim_does_not_compete_with_its_stored_namesake() -> None:
+    """The stored claim of the same name holds the only device; previewed anew, the claim gets
+    that very device (the allocator leaves the claims it allocates out of the in-use devices)."""
+    device_class = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"}, "spec": {}}
+    slice_ = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s"},
+              "spec": {"driver": "d", "nodeName": "n1", "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1},
+                       "devices": [{"name": "gpu-0"}]}}
+    held = {"devices": {"results": [{"request": "gpu", "driver": "d", "pool": "p", "device": "gpu-0"}]}}
+    stored = claim("a", allocation=held)
+    state = state_of(stored, device_class, slice_, node("n1"))
+    gates = Gates()
+    result = run_preview(state, resolve_targets(state, [], [(claim("a"), "f.yaml")], gates=gates), gates,
+                         candidate_nodes(state))
+    assert [n.status for n in result.nodes] == ["Allocated"]
+    assert result.nodes[0].allocations[0][1]["devices"]["results"][0]["device"] == "gpu-0"
 
 
 def test_pod_filters_nodes_before_allocating() -> None:

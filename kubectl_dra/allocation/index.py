@@ -147,7 +147,6 @@ class ClusterIndex:
         #: one view per ResourceSlice, in the state's order
         self.slice_views: list[SliceView] = [slice_view(s, i) for i, s in enumerate(state.resource_slices)]
         _share_answers(self.slice_views)
-        self._views_by_identity = {id(sv.raw): sv for sv in self.slice_views}
         self._slice_indexes: dict[tuple[bool, bool], SliceIndex] = {}
         #: DeviceClasses by name (the first of a name wins, as a lister returns one)
         self.classes: dict[str, Mapping[str, Any]] = {}
@@ -156,8 +155,6 @@ class ClusterIndex:
         #: claims with an allocation: their devices are in use
         self.allocated_claims = [c for c in state.resource_claims if (c.get("status") or {}).get("allocation")]
         self.allocated_keys = frozenset(claim_key(c) for c in self.allocated_claims)
-        #: (namespace, name) of every claim stored in the snapshot
-        self.claim_keys = frozenset(claim_key(c) for c in state.resource_claims)
         self._in_use: dict[tuple[frozenset[ClaimKey], bool], InUse] = {}
         self._tokens: dict[tuple[Any, ...], int] = {}
 
@@ -168,11 +165,6 @@ class ClusterIndex:
         if found is None:
             found = self._slice_indexes[key] = SliceIndex(self.slice_views, *key)
         return found
-
-    def view_of(self, raw: Mapping[str, Any]) -> SliceView | None:
-        """The view of one of the snapshot's ResourceSlice dicts (None for another dict)."""
-        view = self._views_by_identity.get(id(raw))
-        return view if view is not None and view.raw is raw else None
 
     def in_use(self, exclude: frozenset[ClaimKey], consumable_capacity: bool) -> InUse:
         """Devices that allocated claims hold, except those of the claims in ``exclude``

@@ -28,7 +28,7 @@ from ..allocation import Allocator
 from ..allocation.inuse import InUse
 from ..state import ClusterState
 from ..preview.nodes import node_name
-from ..preview.run import ERROR, NodeOutcome, allocator_state, evaluate_node, rank
+from ..preview.run import ERROR, NodeOutcome, evaluate_node, rank
 from ..preview.targets import PreviewClaim, PreviewPlan
 
 PoolID = tuple[str, str]
@@ -187,7 +187,8 @@ class _Fitter:
         from ..allocation.allocator import stored_claim_keys
 
         self.plan = _StablePlan(fit_plan(plan, stored_claim_keys(state.resource_claims)))
-        self.allocator = _OverlayAllocator(allocator_state(state, self.plan), gates)
+        # (claims being allocated are left out of the in-use devices by key, as in a preview)
+        self.allocator = _OverlayAllocator(state, gates)
         self.consumable = self.allocator.features.consumable_capacity
         self.nodes = {node_name(n): n for n in nodes}
         #: pool -> names of the nodes that see it

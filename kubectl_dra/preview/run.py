@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
@@ -90,22 +89,6 @@ def candidate_nodes(state: ClusterState, names: Sequence[str] | None = None,
         raise NotFoundError(f"Node {missing[0]!r} not found in the cluster state")
     seen: set[str] = set()
     return [by_name[n] for n in names if not (n in seen or seen.add(n))]
-
-
-def allocator_state(state: ClusterState, plan: PreviewPlan) -> ClusterState:
-    """The state the allocator sees: without stored copies of the claims being previewed, so
-    that a claim from a file does not compete with its own namesake."""
-    keys = {c.key for c in plan.claims if c.allocation is None}
-    if not keys:
-        return state
-    from ..allocation.allocator import stored_claim_keys
-
-    if keys.isdisjoint(stored_claim_keys(state.resource_claims)):
-        return state  # nothing to leave out (the key set is cached per claim list)
-    claims = [c for c in state.resource_claims if claim_key(c) not in keys]
-    if len(claims) == len(state.resource_claims):
-        return state  # the same objects: the allocator's caches over them stay valid
-    return dataclasses.replace(state, resource_claims=claims, warnings=list(state.warnings))
 
 
 def failure_reasons(allocator: Any, node: Obj, claims: list[Obj], tracer: Any = None,
