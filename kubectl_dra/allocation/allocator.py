@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
-from ..model.devices import nanos
+from ..model.devices import DeviceView
 from ..model.nodes import node_name
 from .celcache import CelCache
 from .index import ClusterIndex, SliceIndex
@@ -61,6 +61,17 @@ def stored_claim_keys(claims: list[Mapping[str, Any]]) -> frozenset[tuple[str, s
     return frozenset(claim_key(c) for c in claims)
 
 
+def _charge(available: dict[str, dict[str, int]], device: DeviceView) -> None:
+    """Subtract what an allocated device consumes from a pool's available counters."""
+    for cc in device.consumes:
+        per_set = available.get(cc.counter_set)
+        if per_set is None:
+            continue
+        for name, v in cc.values.items():
+            if name in per_set:
+                per_set[name] -= v
+
+
 class Allocator:
     """Allocates claims for any node of one snapshot (upstream ``Allocator``).
 
@@ -103,20 +114,30 @@ class Allocator:
         key = (self.index.serial, pool.id)
         found = in_use.counters.get(key)
         if found is None:
-            found = {name: {c: nanos(q) for c, q in counters.items()} for name, counters in pool.counter_sets.items()}
+            found = {name: dict(totals) for name, totals in pool.counter_totals().items()}
             for sv in pool.slices + pool.other_slices:
                 for d in sv.devices:
-                    if not d.consumes or not in_use.allocated(d.id):
-                        continue
-                    for cc in d.consumes:
-                        per_set = found.get(cc.counter_set)
-                        if per_set is None:
-                            continue
-                        for name, v in cc.values.items():
-                            if name in per_set:
-                                per_set[name] -= v
+                    if d.consumes and in_use.allocated(d.id):
+                        _charge(found, d)
             in_use.counters[key] = found
         return found
+
+    def note_allocated(self, in_use: InUse, pool: Pool, names: list[str]) -> None:
+        """Keep ``in_use``'s caches of ``pool`` true after its devices ``names`` became allocated
+        there (:meth:`InUse.add_allocation` says which): the available counters are charged for
+        them, the compatibility baseline is rebuilt on next use."""
+        key = (self.index.serial, pool.id)
+        in_use.compat.pop(key, None)
+        found = in_use.counters.get(key)
+        if found is None:
+            return
+        for name in names:
+            device = pool.device_named(name)
+            if device is None:  # not a device of this pool view: rebuild on next use
+                in_use.counters.pop(key, None)
+                return
+            if device.consumes:
+                _charge(found, device)
 
     def compat_baseline(self, pool: Pool, in_use: InUse) -> dict[str, tuple[bool, bool, frozenset[str], str]]:
         """Per counter set, the compatibility-group intersection of already allocated devices:

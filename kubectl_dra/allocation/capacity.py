@@ -118,6 +118,13 @@ class CapacityShortfall:
     policy: bool = False
 
 
+def nothing_to_check(requests: Mapping[str, Quantity] | None, device: DeviceView,
+                     consumed: Mapping[str, Quantity] | None, allocating: Mapping[str, Quantity] | None) -> bool:
+    """Nothing asked, nothing shared yet, no rounding: the request takes the device's totals,
+    which fit (the device's capacity need not even be read)."""
+    return not requests and not consumed and not allocating and not device.has_policies
+
+
 def check_capacity(requests: Mapping[str, Quantity] | None, device: DeviceView,
                    consumed: Mapping[str, Quantity] | None,
                    allocating: Mapping[str, Quantity] | None) -> tuple[dict[str, Quantity] | None, CapacityShortfall | None]:
@@ -126,8 +133,7 @@ def check_capacity(requests: Mapping[str, Quantity] | None, device: DeviceView,
     ``consumed`` is what existing shares use, ``allocating`` what the current search
     has reserved, both keyed by fully-qualified capacity name.
     """
-    if not requests and not consumed and not allocating and not device.has_policies:
-        # nothing asked, nothing shared yet, no rounding: the device's totals, which fit
+    if nothing_to_check(requests, device, consumed, allocating):
         return {k: c.value for k, c in device.capacity.items()}, None
     resolved = resolve_requests(requests, device)
     if resolved is None:

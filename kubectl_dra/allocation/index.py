@@ -63,7 +63,8 @@ class SliceIndex:
             else:
                 self.anywhere.append(sv)
         self._counter_problems: list[Pool] | None = None
-        self._pools: dict[tuple[str, tuple[tuple[str, Any], ...]], NodePools] = {}
+        #: node name -> (labels, pools) for each label set seen with that name
+        self._pools: dict[str, list[tuple[dict[str, Any], NodePools]]] = {}
 
     def counter_only_problems(self) -> list[Pool]:
         """Incomplete or invalid pools as a node sees them when none of their device slices reach it.
@@ -90,10 +91,14 @@ class SliceIndex:
         """
         name = node_name(node)
         labels = (node.get("metadata") or {}).get("labels") or {}
-        key = (name, tuple(sorted(labels.items(), key=lambda kv: str(kv[0]))) if isinstance(labels, dict) else ())
-        found = self._pools.get(key)
-        if found is None:
-            found = self._pools[key] = self._gather(node, name)
+        if not isinstance(labels, dict):
+            labels = {}
+        known = self._pools.setdefault(name, [])
+        for seen, found in known:
+            if seen == labels:
+                return found
+        found = self._gather(node, name)
+        known.append((dict(labels), found))
         return found
 
     def _gather(self, node: Mapping[str, Any], name: str) -> NodePools:

@@ -39,17 +39,21 @@ class InUse:
         """Allocated at all (exclusively or shared): its counters are consumed."""
         return device in self.dedicated or device in self.shared_by
 
-    def add_allocation(self, who: str, allocation: Mapping[str, Any], consumable_capacity: bool = True) -> None:
-        """Mark the devices of one more allocated claim (``who`` = "namespace/name") as in use.
+    def add_allocation(self, who: str, allocation: Mapping[str, Any], consumable_capacity: bool = True) -> list[DeviceID]:
+        """Mark the devices of one more allocated claim (``who`` = "namespace/name") as in use;
+        returns those that were not in use before (in result order).
 
-        Callers that add to an InUse the allocator has already searched with must then
-        :meth:`forget_pool` each pool the allocation touched.
+        Callers that add to an InUse the allocator has already searched with must then tell
+        :meth:`Allocator.note_allocated` about the returned devices, pool by pool.
         """
+        fresh: list[DeviceID] = []
         for result in (allocation.get("devices") or {}).get("results") or ():
             if result.get("adminAccess"):
                 continue
             driver = result.get("driver") or ""
             device = (driver, result.get("pool") or "", result.get("device") or "")
+            if not self.allocated(device):
+                fresh.append(device)
             if consumable_capacity and result.get("shareID"):
                 self.shared_by.setdefault(device, []).append(who)
                 consumed = self.shared_capacity.setdefault(device, {})
@@ -59,13 +63,7 @@ class InUse:
                     consumed[fq] = consumed[fq] + q if fq in consumed else q
             else:
                 self.dedicated.setdefault(device, who)
-
-    def forget_pool(self, serial: int, pool: Any) -> None:
-        """Drop what the caches derived from ``pool`` (one node's view, of the slice index
-        ``serial``) once allocations in it changed; they are rebuilt on next use."""
-        key = (serial, pool.id)
-        self.counters.pop(key, None)
-        self.compat.pop(key, None)
+        return fresh
 
     def copy(self) -> "InUse":
         """The allocations alone (no caches): an overlay to add allocations to."""

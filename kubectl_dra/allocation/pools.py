@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from ..gates import Gate
-from ..model.devices import DeviceView, Quantity, SliceView
+from ..model.devices import DeviceView, Quantity, SliceView, nanos
 from ..model.nodes import node_matches
 
 
@@ -46,6 +46,9 @@ class Pool:
     has_binding_conditions: bool = False
     #: the devices of ``slices`` in search order (slice by slice)
     devices: list[DeviceView] = field(default_factory=list, repr=False)
+    #: derived once, on first use: counter totals in 1n units, every device by name
+    _totals: dict[str, dict[str, int]] | None = field(default=None, repr=False)
+    _by_name: dict[str, DeviceView] | None = field(default=None, repr=False)
 
     @property
     def id(self) -> tuple[str, str]:
@@ -54,6 +57,18 @@ class Pool:
     @property
     def uid(self) -> str:
         return f"{self.driver}/{self.name}"
+
+    def counter_totals(self) -> dict[str, dict[str, int]]:
+        """Each counter set's counters in 1n units: what the allocator charges consumption against."""
+        if self._totals is None:
+            self._totals = {name: {c: nanos(q) for c, q in counters.items()} for name, counters in self.counter_sets.items()}
+        return self._totals
+
+    def device_named(self, name: str) -> DeviceView | None:
+        """A device of the pool by name, whether its slice reaches the node or not."""
+        if self._by_name is None:
+            self._by_name = {d.name: d for sv in (*self.slices, *self.other_slices) for d in sv.devices}
+        return self._by_name.get(name)
 
 
 def pool_order(pool: Pool) -> tuple[bool, str, str]:

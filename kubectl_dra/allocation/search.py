@@ -387,6 +387,8 @@ class Search:
         then a branch that gives a later top-level request's device to an earlier request
         ends with that request unsatisfied, whatever else is tried in it.
         """
+        if not any(rd.all_mode for rd in self.requests.values()):
+            return True
         order = sorted(self.requests)
         targets = [k for k in order if self.requests[k].all_mode and self.requests[k].parent is None
                    and not self.requests[k].admin and k != order[0]]
@@ -609,8 +611,10 @@ class Search:
         """Upstream CmpRequestOverCapacity: what the request consumes (after the request
         policy's rounding) fits beside existing shares and this search's reservations."""
         did = device.id
-        amounts, short = cap.check_capacity(rd.capacity, device, self.in_use.shared_capacity.get(did),
-                                            self.allocating_capacity.get(did))
+        consumed, allocating = self.in_use.shared_capacity.get(did), self.allocating_capacity.get(did)
+        if cap.nothing_to_check(rd.capacity, device, consumed, allocating):
+            return True
+        amounts, short = cap.check_capacity(rd.capacity, device, consumed, allocating)
         if amounts is None and self.tracer is not None:
             self._reject_capacity(rd, device, short)
         return amounts is not None
@@ -777,12 +781,11 @@ class Search:
                 holders = self.allocating[did] = set()
             holders.add(ci)
             taken.holders = holders
-        if f.consumable_capacity and (multi or rd.capacity or device.has_policies
-                                      or self.in_use.shared_capacity.get(did) or self.allocating_capacity.get(did)):
-            # (otherwise nothing is asked, shared or rounded: the device fits, as the
-            # search loop already found, and only shared devices record amounts)
-            amounts, short = cap.check_capacity(rd.capacity, device, self.in_use.shared_capacity.get(did),
-                                                self.allocating_capacity.get(did))
+        consumed, allocating = self.in_use.shared_capacity.get(did), self.allocating_capacity.get(did)
+        if f.consumable_capacity and (multi or not cap.nothing_to_check(rd.capacity, device, consumed, allocating)):
+            # (otherwise the device fits, as the search loop already found, and only shared
+            # devices record amounts)
+            amounts, short = cap.check_capacity(rd.capacity, device, consumed, allocating)
             if amounts is None:
                 self._undo(taken)
                 if tracer is not None:

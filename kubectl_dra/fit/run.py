@@ -202,6 +202,8 @@ class _Fitter:
         self.pool_counts: dict[PoolID, PoolCount] = {}
         #: id(plan claim) -> (the claim, what commit needs to know of it); lives as long as the count
         self._claims: dict[int, tuple[PreviewClaim, bool, bool, str, str]] = {}
+        #: pool -> one node's view of it (None: no node considered sees it)
+        self._views: dict[PoolID, Any] = {}
 
     def evaluate(self, name: str) -> NodeOutcome:
         """The preview's outcome for one node in the current state."""
@@ -218,20 +220,30 @@ class _Fitter:
                                                claim.namespace, claim.name)
         return entry[1:]
 
+    def _pool_view(self, pool_id: PoolID) -> Any:
+        """One node's view of a pool the replicas use (every view charges the same counters)."""
+        view = self._views.get(pool_id)
+        if view is None and pool_id not in self._views:
+            pools, problems = self.allocator.pools_for(self.nodes[self.seen_by[pool_id][0]]) if pool_id in self.seen_by else ((), ())
+            view = self._views[pool_id] = next((p for p in (*pools, *problems) if p.id == pool_id), None)
+        return view
+
     def commit(self, outcome: NodeOutcome) -> set[str]:
         """Place one replica where ``outcome`` says; returns the nodes whose answer may change."""
         index = len(self.replicas) + 1
         overlay = self.allocator.in_use()
         touched: dict[PoolID, int] = {}
+        fresh: dict[PoolID, list[str]] = {}
         allocations = []
         newly_shared: list[PreviewClaim] = []
         for claim, allocation in outcome.allocations:
-            fresh, own, namespace, name = self._about(claim)
-            if not fresh:
+            is_new, own, namespace, name = self._about(claim)
+            if not is_new:
                 continue  # allocated before: shared by the replicas, nothing new is taken
             if own:
                 name = f"{name}-fit-{index}"
-            overlay.add_allocation(f"{namespace}/{name}", allocation, self.consumable)
+            for device in overlay.add_allocation(f"{namespace}/{name}", allocation, self.consumable):
+                fresh.setdefault(device[:2], []).append(device[2])
             for result in (allocation.get("devices") or {}).get("results") or ():
                 pool = (str(result.get("driver") or ""), str(result.get("pool") or ""))
                 touched[pool] = touched.get(pool, 0) + 1
@@ -239,7 +251,10 @@ class _Fitter:
             if not own:
                 newly_shared.append(claim)
         self.replicas.append(Replica(index, outcome.node, outcome.score, allocations))
-        serial = self.allocator.index.serial
+        for pool_id, names in fresh.items():
+            view = self._pool_view(pool_id)
+            if view is not None:
+                self.allocator.note_allocated(overlay, view, names)
         dirty: set[str] = set()
         for pool_id, devices in touched.items():
             count = self.pool_counts.get(pool_id)
@@ -247,12 +262,7 @@ class _Fitter:
                 count = self.pool_counts[pool_id] = PoolCount(pool_id[0], pool_id[1], len(self.seen_by.get(pool_id, ())))
             count.replicas += 1
             count.devices += devices
-            for name in self.seen_by.get(pool_id, ()):
-                dirty.add(name)
-                pools, problems = self.allocator.pools_for(self.nodes[name])  # the views the search uses
-                for view in (*pools, *problems):
-                    if view.id == pool_id:
-                        overlay.forget_pool(serial, view)
+            dirty.update(self.seen_by.get(pool_id, ()))
         if newly_shared:
             self._share(newly_shared, {c.key: a for _, c, a in allocations})
             dirty.update(self.nodes)
