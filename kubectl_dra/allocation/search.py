@@ -45,9 +45,12 @@ MAX_SUBREQUESTS = 8
 FAIL, DONE, EXCEEDED = 0, 1, 2
 #: where a request's device search starts: (pool index, device index)
 _START = (0, 0)
+#: the arguments of one allocateOne call: claim, request, subrequest, device, whether the
+#: subrequest was chosen by its parent's loop, and where the device search starts (pool, device)
+Call = tuple[int, int, int, int, bool, tuple[int, int]]
 #: one activation of the search step: yields the arguments of a step it needs answered (and
 #: receives that step's result), or its own result (FAIL, DONE or EXCEEDED) as its last act
-Step = Generator["tuple[int, int, int, int, bool, tuple[int, int]] | int", "int | None", None]
+Step = Generator["Call | int", "int | None", None]
 #: the scheduler gives up on a node after this long (DRASchedulerFilterTimeout's default)
 
 
@@ -348,21 +351,59 @@ class Search:
             return False
         return self._drive((0, 0, 0, 0, False, _START)) == DONE
 
-    def _drive(self, call: tuple[int, int, int, int, bool, tuple[int, int]]) -> int:
+    def _drive(self, call: Call) -> int:
         """Run _one and the calls it makes on an explicit stack: the search goes as deep as a
-        claim's devices need without Python recursion (no recursion limit to raise)."""
-        stack = [self._one(*call)]
+        claim's devices need without Python recursion (no recursion limit to raise). A call
+        that only moves on to the next request or claim is followed by :meth:`_settle`
+        without a frame of its own."""
+        first, crossed = self._settle(*call)
+        if first is None:
+            return DONE
+        stack = [(self._one(*first), crossed)]
         sent: int | None = None
         while True:
-            out = stack[-1].send(sent)
+            out = stack[-1][0].send(sent)
             if out.__class__ is int:  # that step's result
-                stack.pop()
+                if stack.pop()[1] and out == EXCEEDED:
+                    out = FAIL  # the claim limit of one claim does not end the search of the one before
                 if not stack:
                     return out
                 sent = out
             else:  # a step it needs answered first
-                stack.append(self._one(*out))
-                sent = None
+                nxt, crossed = self._settle(*out)
+                if nxt is None:
+                    sent = DONE
+                else:
+                    stack.append((self._one(*nxt), crossed))
+                    sent = None
+
+    def _settle(self, ci: int, ri: int, si: int, di: int, in_sub: bool,
+                start: tuple[int, int]) -> tuple[Call | None, bool]:
+        """The steps of upstream allocateOne that only move on: past a request's last device
+        to the next request, past a claim's last request to the next claim, past the last
+        claim to success. Each counts as a search step, as upstream's calls do. Returns the
+        call that looks at devices (None: every claim is satisfied) and whether a claim's end
+        was passed (then that call's EXCEEDED is reported as FAIL, as upstream does there)."""
+        crossed = False
+        while True:
+            if ci >= len(self.claims):
+                self._step()
+                return None, crossed
+            if ri >= self.num_requests[ci]:
+                ci, ri, si, di, in_sub, start = ci + 1, 0, 0, 0, False, _START
+                crossed = True
+            else:
+                rd = self.requests[(ci, ri, si)]
+                if (not in_sub and rd.parent is not None) or (rd.all_mode and not rd.all_devices) \
+                        or di < rd.num_devices:
+                    return (ci, ri, si, di, in_sub, start), crossed
+                ri, si, di, in_sub, start = ri + 1, 0, 0, False, _START
+            self._step()
+
+    def _step(self) -> None:
+        """Count one search step (one allocateOne call upstream), which is also a unit of work."""
+        self.steps += 1
+        self.tick()
 
     def tick(self) -> None:
         """Count one unit of work; every 256 units, stop if the deadline has passed. Every
@@ -471,21 +512,16 @@ class Search:
 
     def _one(self, ci: int, ri: int, si: int, di: int, in_sub: bool,
              start: tuple[int, int] = (0, 0)) -> Step:
-        """Upstream allocateOne: find a device for device ``di`` of request ``ri`` (subrequest
-        ``si``) of claim ``ci``, and everything after it. A generator: where upstream calls
-        itself, this yields the arguments of that call (a tuple) and gets its result back;
-        where upstream returns, this yields its result (an int) and is not resumed (see _drive)."""
+        """Upstream allocateOne from where it looks at a request's devices (see _settle for
+        the steps that only move on): find a device for device ``di`` of request ``ri``
+        (subrequest ``si``) of claim ``ci``, and everything after it. A generator: where
+        upstream calls itself, this yields the arguments of that call (a tuple) and gets its
+        result back; where upstream returns, this yields its result (an int) and is not
+        resumed (see _drive)."""
         self.steps += 1
         self.ticks += 1  # (tick() inline: this runs for every step and device)
         if not self.ticks & 0xFF and time.monotonic() > self.deadline:
             self.timed_out()
-        if ci >= len(self.claims):
-            yield DONE
-            return
-        if ri >= self.num_requests[ci]:
-            res = yield (ci + 1, 0, 0, 0, False, _START)
-            yield FAIL if res == EXCEEDED else res
-            return
         rd = self.requests[(ci, ri, si)]
         if not in_sub and rd.parent is not None:
             all_exceeded = True
@@ -509,9 +545,6 @@ class Search:
             if self.tracer is not None:
                 self.tracer.request_unsatisfied(self.claims[ci], rd.full_name, "no device matches the request")
             yield FAIL
-            return
-        if di >= rd.num_devices:
-            yield (yield (ci, ri + 1, 0, 0, False, _START))
             return
         if len(self.results[ci]) + rd.num_devices - di > MAX_RESULTS:
             if self.tracer is not None:
