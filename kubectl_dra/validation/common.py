@@ -38,7 +38,8 @@ Other:
     ``immutable(path, value)``  the "field is immutable" error
     ``semantic_equal(a, b, quantities=False)``  Semantic.DeepEqual on decoded JSON (empty == absent)
     ``parse_quantity(value) -> Quantity``  a resource.Quantity decoded as from JSON
-    ``gate_enabled(gates, name)``  duck-typed feature-gate test (None = all off)
+    ``gate_enabled(gates, gate)``  whether a ``Gate`` is on (None = all off; a name outside
+    the gate table is a FeatureGateError, as ``FeatureGates.enabled`` has it)
     ``json_size(value)``  bytes of the compact JSON encoding
 """
 
@@ -50,6 +51,7 @@ import re
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from kubectl_dra.cel import limits as cel_limits
+from kubectl_dra.gates import Gate, GateReader, known_gate
 from kubectl_dra.quantity import Quantity, QuantityError
 from kubectl_dra.validation import schema
 from kubectl_dra.validation.schema import STR, Schema, json_type, type_errors
@@ -304,12 +306,12 @@ def _shaped(spec: Any) -> Callable[[Callable[..., list[FieldError]]], Callable[.
 # Small helpers
 
 
-def gate_enabled(gates: Any, name: str) -> bool:
-    """Whether feature gate ``name`` is on; ``gates`` is anything with ``enabled(name)`` (None: all off).
-    A gate that a mapping of gates does not list (e.g. one newer than its release table) is off."""
+def gate_enabled(gates: GateReader | None, gate: Gate) -> bool:
+    """Whether ``gate`` is on in ``gates`` (None: no gate set, every feature off). The name is
+    checked against the gate table first, so a name the table lacks is a FeatureGateError
+    whatever ``gates`` is (a duck-typed set or None included), never read as off."""
+    name = known_gate(gate)
     if gates is None:
-        return False
-    if isinstance(gates, Mapping) and name not in gates:
         return False
     return bool(gates.enabled(name))
 
@@ -871,14 +873,14 @@ def validate_skip_node_operations(values: Any, path: Path) -> list[FieldError]:
 
 @_shaped([schema.DEVICE_SELECTOR])
 def validate_selectors(
-    selectors: Any, path: Path, gates: Any, stored: bool = False, max_items: int = 32
+    selectors: Any, path: Path, gates: GateReader | None, stored: bool = False, max_items: int = 32
 ) -> list[FieldError]:
     """A list of DeviceSelectors: ≤``max_items`` (TooMany short-circuits), each with a valid CEL."""
     return validate_list(selectors, path, max_items, lambda s, p: validate_selector(s, p, gates, stored))
 
 
 @_shaped(schema.DEVICE_SELECTOR)
-def validate_selector(selector: Any, path: Path, gates: Any, stored: bool = False) -> list[FieldError]:
+def validate_selector(selector: Any, path: Path, gates: GateReader | None, stored: bool = False) -> list[FieldError]:
     """One DeviceSelector: ``cel`` is required and must hold a valid expression."""
     selector = selector or {}
     cel = selector.get("cel")
@@ -888,7 +890,7 @@ def validate_selector(selector: Any, path: Path, gates: Any, stored: bool = Fals
 
 
 @_shaped(schema.CEL_SELECTOR)
-def validate_cel_selector(cel: Any, path: Path, gates: Any, stored: bool = False) -> list[FieldError]:
+def validate_cel_selector(cel: Any, path: Path, gates: GateReader | None, stored: bool = False) -> list[FieldError]:
     """A CEL selector expression: ≤10 KiB (then not compiled), compiles to bool, cost ≤ 1,000,000.
     A ``stored`` expression (unchanged since it was admitted) is not checked again."""
     if stored:
@@ -916,15 +918,15 @@ def validate_cel_selector(cel: Any, path: Path, gates: Any, stored: bool = False
     return []
 
 
-def _check_cel(expression: str, gates: Any) -> Any:
+def _check_cel(expression: str, gates: GateReader | None) -> Any:
     """``kubectl_dra.cel.check_expression`` in the NewExpressions environment of the enabled gates."""
     from kubectl_dra.cel import check_expression
 
     return check_expression(
         expression,
         result="bool",
-        consumable_capacity=gate_enabled(gates, "DRAConsumableCapacity"),
-        list_type_attributes=gate_enabled(gates, "DRAListTypeAttributes"),
+        consumable_capacity=gate_enabled(gates, Gate.CONSUMABLE_CAPACITY),
+        list_type_attributes=gate_enabled(gates, Gate.LIST_TYPE_ATTRIBUTES),
     )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubectl_dra.gates import GateReader
 from kubectl_dra.validation.common import (
     is_qualified_name,
     semantic_equal,
@@ -33,7 +34,7 @@ MAX_CONFIGS = 32
 REQUESTS_PREFIX = "requests."
 NATIVE_PREFIX = "kubernetes.io/"
 
-def prepare_device_class(obj: dict[str, Any], old: dict[str, Any] | None, gates: Any) -> dict[str, Any]:
+def prepare_device_class(obj: dict[str, Any], old: dict[str, Any] | None, gates: GateReader | None) -> dict[str, Any]:
     """Apply the create/update strategy in place (a namespace on this cluster-scoped kind is
     cleared) and return the same dict; ``obj`` fits the DeviceClass decode schema (:mod:`.schema`)."""
     meta = obj.get("metadata")
@@ -42,7 +43,7 @@ def prepare_device_class(obj: dict[str, Any], old: dict[str, Any] | None, gates:
     return obj
 
 
-def validate_device_class(obj: dict[str, Any], old: dict[str, Any] | None, gates: Any) -> list[FieldError]:
+def validate_device_class(obj: dict[str, Any], old: dict[str, Any] | None, gates: GateReader | None) -> list[FieldError]:
     """Field errors for creating (``old`` None) or updating a DeviceClass, after preparation;
     both objects fit the DeviceClass decode schema (:mod:`.schema`)."""
     meta_path = Path.root("metadata")
@@ -68,7 +69,7 @@ def _dedupe(errs: list[FieldError]) -> list[FieldError]:
     return out
 
 
-def _validate_spec(spec: dict[str, Any], old_spec: dict[str, Any] | None, path: Path, gates: Any) -> list[FieldError]:
+def _validate_spec(spec: dict[str, Any], old_spec: dict[str, Any] | None, path: Path, gates: GateReader | None) -> list[FieldError]:
     """DeviceClassSpec: selectors (CEL), config (opaque), extendedResourceName."""
     selectors = spec.get("selectors") or []
     stored = old_spec is not None and semantic_equal(old_spec.get("selectors"), selectors)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
+from ..gates import Gate
 from . import common
 from .field import FieldError, Path, duplicate, invalid, required
 from .resourceclaim import as_dict, as_list, as_str, check_list, immutable
@@ -17,7 +18,6 @@ from .resourceclaim import as_dict, as_list, as_str, check_list, immutable
 if TYPE_CHECKING:  # pragma: no cover
     from ..gates import FeatureGates
 
-WORKLOAD_RESOURCE_CLAIMS = "DRAWorkloadResourceClaims"
 #: At most this many claims per PodGroup (also the Workload's pod-group templates).
 POD_GROUP_RESOURCE_CLAIMS_MAX = 4
 
@@ -27,7 +27,7 @@ def prepare_pod_group(obj: dict, old: dict | None, gates: "FeatureGates") -> tup
     PodGroup already had claims."""
     group = copy.deepcopy(obj)
     warnings: list[str] = []
-    if gates.enabled(WORKLOAD_RESOURCE_CLAIMS):
+    if common.gate_enabled(gates, Gate.WORKLOAD_RESOURCE_CLAIMS):
         return group, warnings
     if old is not None and as_list(as_dict(old.get("spec")).get("resourceClaims")):
         return group, warnings
@@ -35,7 +35,7 @@ def prepare_pod_group(obj: dict, old: dict | None, gates: "FeatureGates") -> tup
     if isinstance(spec, dict) and "resourceClaims" in spec:
         if as_list(spec["resourceClaims"]):
             warnings.append(
-                f"spec.resourceClaims: dropped because the feature gate {WORKLOAD_RESOURCE_CLAIMS} is disabled"
+                f"spec.resourceClaims: dropped because the feature gate {Gate.WORKLOAD_RESOURCE_CLAIMS} is disabled"
             )
         del spec["resourceClaims"]
     status = group.get("status")
@@ -97,10 +97,10 @@ def prepare_pod_group_status(obj: dict, old: dict, gates: "FeatureGates") -> tup
     warnings: list[str] = []
     used = bool(as_list(as_dict(old.get("spec")).get("resourceClaims")))
     status = group.get("status")
-    if not gates.enabled(WORKLOAD_RESOURCE_CLAIMS) and not used and isinstance(status, dict):
+    if not common.gate_enabled(gates, Gate.WORKLOAD_RESOURCE_CLAIMS) and not used and isinstance(status, dict):
         if as_list(status.get("resourceClaimStatuses")):
             warnings.append(
-                f"status.resourceClaimStatuses: dropped because the feature gate {WORKLOAD_RESOURCE_CLAIMS} is disabled"
+                f"status.resourceClaimStatuses: dropped because the feature gate {Gate.WORKLOAD_RESOURCE_CLAIMS} is disabled"
             )
         status.pop("resourceClaimStatuses", None)
     return group, warnings

@@ -13,6 +13,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
+from ..gates import Gate
 from . import common
 from .field import FieldError, Path, duplicate, forbidden, invalid, not_supported, required, too_long, too_many
 
@@ -38,15 +39,6 @@ ALLOCATION_MODES = ("All", "ExactCount")
 TOLERATION_OPERATORS = ("Equal", "Exists")
 TAINT_EFFECTS = ("NoExecute", "NoSchedule", "None")
 
-# Feature gates that change what a claim may contain.
-PRIORITIZED_LIST = "DRAPrioritizedList"
-ADMIN_ACCESS = "DRAAdminAccess"
-DEVICE_TAINTS = "DRADeviceTaints"
-CONSUMABLE_CAPACITY = "DRAConsumableCapacity"
-DERIVED_ATTRIBUTES = "DRADerivedAttributes"
-LIST_TYPE_ATTRIBUTES = "DRAListTypeAttributes"
-
-
 # --------------------------------------------------------------------------- small dict helpers
 
 
@@ -65,10 +57,6 @@ def as_str(value: Any) -> str:
     if value is None:
         return ""
     return value if isinstance(value, str) else str(value)
-
-
-def _enabled(gates: "FeatureGates", name: str) -> bool:
-    return bool(gates.enabled(name))
 
 
 #: integer fields that are plain (not pointer) Go fields: 0 and "absent" are the same value
@@ -224,30 +212,30 @@ def drop_disabled_device_fields(
     def note(field_path: Path, gate: str) -> None:
         warnings.append(f"{field_path}: dropped because the feature gate {gate} is disabled")
 
-    if not _enabled(gates, PRIORITIZED_LIST) and not (has_old and _uses_prioritized_list(old_devices)):
+    if not common.gate_enabled(gates, Gate.PRIORITIZED_LIST) and not (has_old and _uses_prioritized_list(old_devices)):
         for i, request in enumerate(_requests(devices)):
             if "firstAvailable" in request:
                 if as_list(request["firstAvailable"]):
-                    note(requests_path.index(i).child("firstAvailable"), PRIORITIZED_LIST)
+                    note(requests_path.index(i).child("firstAvailable"), Gate.PRIORITIZED_LIST)
                 del request["firstAvailable"]
-    if not _enabled(gates, ADMIN_ACCESS) and not (has_old and _uses_admin_access(old_devices, old_status)):
+    if not common.gate_enabled(gates, Gate.ADMIN_ACCESS) and not (has_old and _uses_admin_access(old_devices, old_status)):
         for i, request in enumerate(_requests(devices)):
             exactly = request.get("exactly")
             if isinstance(exactly, dict) and "adminAccess" in exactly:
                 if exactly["adminAccess"] is not None:
-                    note(requests_path.index(i).child("exactly", "adminAccess"), ADMIN_ACCESS)
+                    note(requests_path.index(i).child("exactly", "adminAccess"), Gate.ADMIN_ACCESS)
                 del exactly["adminAccess"]
-    if not _enabled(gates, DEVICE_TAINTS) and not (has_old and _uses_tolerations(old_devices)):
-        _drop_from_requests(devices, "tolerations", DEVICE_TAINTS, requests_path, note)
-    if not _enabled(gates, CONSUMABLE_CAPACITY) and not (has_old and _uses_consumable_capacity(old_devices)):
+    if not common.gate_enabled(gates, Gate.DEVICE_TAINTS) and not (has_old and _uses_tolerations(old_devices)):
+        _drop_from_requests(devices, "tolerations", Gate.DEVICE_TAINTS, requests_path, note)
+    if not common.gate_enabled(gates, Gate.CONSUMABLE_CAPACITY) and not (has_old and _uses_consumable_capacity(old_devices)):
         for c, constraint in enumerate(as_list(devices.get("constraints"))):
             if isinstance(constraint, dict) and "distinctAttribute" in constraint:
                 if constraint["distinctAttribute"] is not None:
-                    note(path.child("constraints").index(c).child("distinctAttribute"), CONSUMABLE_CAPACITY)
+                    note(path.child("constraints").index(c).child("distinctAttribute"), Gate.CONSUMABLE_CAPACITY)
                 del constraint["distinctAttribute"]
-        _drop_from_requests(devices, "capacity", CONSUMABLE_CAPACITY, requests_path, note)
-    if not _enabled(gates, DERIVED_ATTRIBUTES) and not (has_old and _uses_derived_attributes(old_devices)):
-        _drop_from_requests(devices, "derivedAttributes", DERIVED_ATTRIBUTES, requests_path, note)
+        _drop_from_requests(devices, "capacity", Gate.CONSUMABLE_CAPACITY, requests_path, note)
+    if not common.gate_enabled(gates, Gate.DERIVED_ATTRIBUTES) and not (has_old and _uses_derived_attributes(old_devices)):
+        _drop_from_requests(devices, "derivedAttributes", Gate.DERIVED_ATTRIBUTES, requests_path, note)
     return warnings
 
 
@@ -489,11 +477,11 @@ def check_derived_expression(expression: str, path: Path, gates: "FeatureGates")
     if len(expression.encode("utf-8")) > CEL_EXPRESSION_MAX_LENGTH:
         return [too_long(path, "", CEL_EXPRESSION_MAX_LENGTH)], 0
     from ..cel import check_expression, compile_expression  # the engine loads on first use
-    lists = _enabled(gates, LIST_TYPE_ATTRIBUTES)
+    lists = common.gate_enabled(gates, Gate.LIST_TYPE_ATTRIBUTES)
     checked = check_expression(
         expression,
         result="any",
-        consumable_capacity=_enabled(gates, CONSUMABLE_CAPACITY),
+        consumable_capacity=common.gate_enabled(gates, Gate.CONSUMABLE_CAPACITY),
         list_type_attributes=lists,
     )
     if checked.reason == "Forbidden":
@@ -580,7 +568,7 @@ def _validate_constraint(
         errs += common.validate_fully_qualified_name(as_str(match), path.child("matchAttribute"))
     elif distinct is not None:
         errs += common.validate_fully_qualified_name(as_str(distinct), path.child("distinctAttribute"))
-    elif _enabled(gates, CONSUMABLE_CAPACITY):
+    elif common.gate_enabled(gates, Gate.CONSUMABLE_CAPACITY):
         errs.append(required(path, 'exactly one of "matchAttribute" or "distinctAttribute" is required'))
     else:
         errs.append(required(path.child("matchAttribute")))
@@ -641,10 +629,6 @@ CONDITION_STATUSES = ("False", "True", "Unknown")
 CONDITION_REASON_MAX_LENGTH = 1024
 CONDITION_MESSAGE_MAX_LENGTH = 32 * 1024
 
-RESOURCE_CLAIM_DEVICE_STATUS = "DRAResourceClaimDeviceStatus"
-DEVICE_BINDING_CONDITIONS = "DRADeviceBindingConditions"
-OPTIONAL_NODE_OPERATIONS = "DRAOptionalNodeOperations"
-
 # metadata fields a status update cannot change (metav1.ResetObjectMetaForStatus)
 _STATUS_RESET_META = ("labels", "annotations", "finalizers", "ownerReferences", "deletionTimestamp", "generation")
 
@@ -687,7 +671,7 @@ def prepare_resource_claim_status(obj: dict, old: dict, gates: "FeatureGates") -
 
 def _drop_deallocated_device_statuses(status: dict, old_status: dict, gates: "FeatureGates") -> None:
     """Device statuses of devices that the new allocation no longer contains are removed."""
-    if not (_enabled(gates, RESOURCE_CLAIM_DEVICE_STATUS) or as_list(old_status.get("devices"))):
+    if not (common.gate_enabled(gates, Gate.RESOURCE_CLAIM_DEVICE_STATUS) or as_list(old_status.get("devices"))):
         return
     gone = {_device_id(r) for r in _results(old_status)} - {_device_id(r) for r in _results(status)}
     if "devices" not in status:
@@ -713,30 +697,30 @@ def _drop_disabled_status_fields(status: dict, old_status: dict, devices: Any, g
                     warnings.append(f"{results_path.index(r).child(key)}: dropped because the feature gate {gate} is disabled")
                 del result[key]
 
-    if not _enabled(gates, ADMIN_ACCESS) and not _uses_admin_access(devices, old_status):
-        drop_from_results("adminAccess", ADMIN_ACCESS)
-    if not _enabled(gates, RESOURCE_CLAIM_DEVICE_STATUS) and not as_list(old_status.get("devices")):
+    if not common.gate_enabled(gates, Gate.ADMIN_ACCESS) and not _uses_admin_access(devices, old_status):
+        drop_from_results("adminAccess", Gate.ADMIN_ACCESS)
+    if not common.gate_enabled(gates, Gate.RESOURCE_CLAIM_DEVICE_STATUS) and not as_list(old_status.get("devices")):
         if as_list(status.get("devices")):
-            warnings.append(f"status.devices: dropped because the feature gate {RESOURCE_CLAIM_DEVICE_STATUS} is disabled")
+            warnings.append(f"status.devices: dropped because the feature gate {Gate.RESOURCE_CLAIM_DEVICE_STATUS} is disabled")
         status.pop("devices", None)
-    if not _enabled(gates, DEVICE_BINDING_CONDITIONS) and not any(
+    if not common.gate_enabled(gates, Gate.DEVICE_BINDING_CONDITIONS) and not any(
         r.get("bindingConditions") or r.get("bindingFailureConditions") for r in old_results
     ):
-        drop_from_results("bindingConditions", DEVICE_BINDING_CONDITIONS)
-        drop_from_results("bindingFailureConditions", DEVICE_BINDING_CONDITIONS)
-    if not _enabled(gates, CONSUMABLE_CAPACITY) and not (
+        drop_from_results("bindingConditions", Gate.DEVICE_BINDING_CONDITIONS)
+        drop_from_results("bindingFailureConditions", Gate.DEVICE_BINDING_CONDITIONS)
+    if not common.gate_enabled(gates, Gate.CONSUMABLE_CAPACITY) and not (
         _uses_consumable_capacity(devices)
         or any(r.get("shareID") is not None or r.get("consumedCapacity") for r in old_results)
     ):
-        drop_from_results("shareID", CONSUMABLE_CAPACITY)
-        drop_from_results("consumedCapacity", CONSUMABLE_CAPACITY)
+        drop_from_results("shareID", Gate.CONSUMABLE_CAPACITY)
+        drop_from_results("consumedCapacity", Gate.CONSUMABLE_CAPACITY)
         for device in as_list(status.get("devices")):
             if isinstance(device, dict):
                 device.pop("shareID", None)
-    if not _enabled(gates, OPTIONAL_NODE_OPERATIONS) and not any(r.get("skipNodeOperations") for r in old_results):
-        drop_from_results("skipNodeOperations", OPTIONAL_NODE_OPERATIONS)
-    if not _enabled(gates, DEVICE_TAINTS) and not any(r.get("tolerations") for r in old_results):
-        drop_from_results("tolerations", DEVICE_TAINTS)
+    if not common.gate_enabled(gates, Gate.OPTIONAL_NODE_OPERATIONS) and not any(r.get("skipNodeOperations") for r in old_results):
+        drop_from_results("skipNodeOperations", Gate.OPTIONAL_NODE_OPERATIONS)
+    if not common.gate_enabled(gates, Gate.DEVICE_TAINTS) and not any(r.get("tolerations") for r in old_results):
+        drop_from_results("tolerations", Gate.DEVICE_TAINTS)
     return warnings
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
+from kubectl_dra.gates import Gate, GateReader
 from kubectl_dra.quantity import Quantity, QuantityError
 from kubectl_dra.validation.common import (
     gate_enabled,
@@ -162,50 +163,46 @@ def _drop_device_fields(spec: dict[str, Any], *fields: str) -> None:
             d.pop(f, None)
 
 
-def _drop_disabled_fields(spec: dict[str, Any], old_spec: dict[str, Any] | None, gates: Any) -> None:
+def _drop_disabled_fields(spec: dict[str, Any], old_spec: dict[str, Any] | None, gates: GateReader | None) -> None:
     """Clear the fields of disabled gates unless the stored spec already uses the feature."""
     old = old_spec if old_spec is not None else {}
-    if not gate_enabled(gates, "DRADeviceTaints") and not _taints_in_use(old):
+    if not gate_enabled(gates, Gate.DEVICE_TAINTS) and not _taints_in_use(old):
         _drop_device_fields(spec, "taints")
-    if not gate_enabled(gates, "DRAPartitionableDevices") and not _partitionable_in_use(old):
+    if not gate_enabled(gates, Gate.PARTITIONABLE_DEVICES) and not _partitionable_in_use(old):
         spec.pop("sharedCounters", None)
         spec.pop("perDeviceNodeSelection", None)
         _drop_device_fields(spec, "consumesCounters", *NODE_FIELDS)
-    binding_on = gate_enabled(gates, "DRADeviceBindingConditions") and gate_enabled(
-        gates, "DRAResourceClaimDeviceStatus"
-    )
+    binding_on = gate_enabled(gates, Gate.DEVICE_BINDING_CONDITIONS) and gate_enabled(gates, Gate.RESOURCE_CLAIM_DEVICE_STATUS)
     if not binding_on and not _binding_in_use(old):
         _drop_device_fields(spec, "bindingConditions", "bindingFailureConditions", "bindsToNode")
-    if not gate_enabled(gates, "DRAConsumableCapacity") and not _consumable_in_use(old):
+    if not gate_enabled(gates, Gate.CONSUMABLE_CAPACITY) and not _consumable_in_use(old):
         for d in _devices(spec):
             d.pop("allowMultipleAllocations", None)
             for cap in (d.get("capacity") or {}).values():
                 if isinstance(cap, dict):
                     cap.pop("requestPolicy", None)
-    if not gate_enabled(gates, "DRANodeAllocatableResources") and not _node_allocatable_in_use(old):
+    if not gate_enabled(gates, Gate.NODE_ALLOCATABLE_RESOURCES) and not _node_allocatable_in_use(old):
         _drop_device_fields(spec, "nodeAllocatableResources")
-    if not gate_enabled(gates, "DRAListTypeAttributes") and not _list_attributes_in_use(old):
+    if not gate_enabled(gates, Gate.LIST_TYPE_ATTRIBUTES) and not _list_attributes_in_use(old):
         for d in _devices(spec):
             for attr in (d.get("attributes") or {}).values():
                 if isinstance(attr, dict):
                     for f in LIST_ATTRIBUTE_FIELDS:
                         attr.pop(f, None)
-    if not gate_enabled(gates, "DRADeviceCompatibilityGroups") and not _compat_groups_in_use(old):
+    if not gate_enabled(gates, Gate.DEVICE_COMPATIBILITY_GROUPS) and not _compat_groups_in_use(old):
         for d in _devices(spec):
             for cc in d.get("consumesCounters") or []:
                 if isinstance(cc, dict):
                     cc.pop("compatibilityGroups", None)
-    if not gate_enabled(gates, "DRAOptionalNodeOperations") and not old.get("skipNodeOperations"):
+    if not gate_enabled(gates, Gate.OPTIONAL_NODE_OPERATIONS) and not old.get("skipNodeOperations"):
         spec.pop("skipNodeOperations", None)
-    pool_status_on = gate_enabled(gates, "DRAResourcePoolStatus") or gate_enabled(
-        gates, "DRAPartitionableDevicesType"
-    )
+    pool_status_on = gate_enabled(gates, Gate.RESOURCE_POOL_STATUS) or gate_enabled(gates, Gate.PARTITIONABLE_DEVICES_TYPE)
     if not pool_status_on and not _present(old, "partitionTypeAttribute"):
         spec.pop("partitionTypeAttribute", None)
 
 
 def prepare_resource_slice(
-    obj: dict[str, Any], old: dict[str, Any] | None, gates: Any
+    obj: dict[str, Any], old: dict[str, Any] | None, gates: GateReader | None
 ) -> tuple[dict[str, Any], list[str]]:
     """Apply the create (``old`` None) or update strategy to ``obj`` in place: clear the namespace
     (cluster-scoped kind) and drop fields of disabled gates unless ``old`` uses them.
@@ -234,7 +231,7 @@ def warnings_resource_slice(obj: dict[str, Any], old: dict[str, Any] | None = No
 
 
 def validate_resource_slice(
-    obj: dict[str, Any], old: dict[str, Any] | None, gates: Any
+    obj: dict[str, Any], old: dict[str, Any] | None, gates: GateReader | None
 ) -> list[FieldError]:
     """Field errors for creating (``old`` None) or updating a ResourceSlice, after preparation;
     both objects fit the ResourceSlice decode schema (:mod:`.schema`)."""
@@ -249,7 +246,7 @@ def validate_resource_slice(
 
 
 def _validate_spec(
-    spec: dict[str, Any], old_spec: dict[str, Any] | None, path: Path, gates: Any
+    spec: dict[str, Any], old_spec: dict[str, Any] | None, path: Path, gates: GateReader | None
 ) -> list[FieldError]:
     """ResourceSliceSpec: driver, pool, node selection, devices, counter sets, skipNodeOperations."""
     errs = validate_driver_name(spec.get("driver"), path.child("driver"))
@@ -366,7 +363,7 @@ _DEVICE_SELECTION_MSG = (
 
 
 def _validate_device(
-    device: dict[str, Any], old_device: dict[str, Any] | None, path: Path, per_device: Any, gates: Any
+    device: dict[str, Any], old_device: dict[str, Any] | None, path: Path, per_device: Any, gates: GateReader | None
 ) -> list[FieldError]:
     """One Device: name, attribute/capacity limits, attributes, capacity, taints, counters,
     per-device node selection, binding conditions, node-allocatable resources."""
@@ -561,7 +558,7 @@ _QUICK_OK: dict[Callable[..., list[FieldError]], Callable[[Any], bool]] = {
 }
 
 
-def _validate_multi_capacity(capacity: Any, path: Path, gates: Any) -> list[FieldError]:
+def _validate_multi_capacity(capacity: Any, path: Path, gates: GateReader | None) -> list[FieldError]:
     """Capacity of a multi-allocatable device: its requestPolicy, if any."""
     capacity = capacity if isinstance(capacity, dict) else {}
     policy = capacity.get("requestPolicy")
@@ -581,7 +578,7 @@ def _q(value: Any) -> Quantity | None:
     return parse_quantity(value)
 
 
-def _validate_request_policy(capacity: Quantity, policy: dict[str, Any], path: Path, gates: Any) -> list[FieldError]:
+def _validate_request_policy(capacity: Quantity, policy: dict[str, Any], path: Path, gates: GateReader | None) -> list[FieldError]:
     """CapacityRequestPolicy: validValues xor validRange; default required with either."""
     try:
         default = _q(policy.get("default"))
@@ -596,7 +593,7 @@ def _validate_request_policy(capacity: Quantity, policy: dict[str, Any], path: P
     if valid_values and valid_range is not None:
         message = 'exactly one policy can be specified, cannot specify "validValues" and "validRange" at the same time'
         return [forbidden(path, message)]
-    fractional = gate_enabled(gates, "DRAFractionalCapacityRange")
+    fractional = gate_enabled(gates, Gate.FRACTIONAL_CAPACITY_RANGE)
     if valid_values:
         if default is None:
             return [required(path.child("default"), "required when validValues is defined")]
