@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kubectl_dra.errors import FeatureGateError
 from kubectl_dra.validation import common as c
 from kubectl_dra.validation import schema
 from kubectl_dra.validation.field import (
@@ -353,8 +354,10 @@ def test_parse_quantity_by_value() -> None:
 
 
 def test_gate_enabled_duck_typed() -> None:
-    assert c.gate_enabled(None, "X") is False
-    assert c.gate_enabled(Gates("X"), "X") is True
+    assert c.gate_enabled(None, "DRAAdminAccess") is False
+    assert c.gate_enabled(Gates("DRAAdminAccess"), "DRAAdminAccess") is True
+    with pytest.raises(FeatureGateError):  # a name outside the gate table is refused, not read as off
+        c.gate_enabled(Gates("X"), "X")
 
 
 # ---------------------------------------------------------------------------
