@@ -16,6 +16,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from fractions import Fraction
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Callable, Generator, Mapping
 
 from ..errors import AllocationError, AllocationTimeout, CELError, DraError
@@ -45,6 +46,8 @@ MAX_SUBREQUESTS = 8
 FAIL, DONE, EXCEEDED = 0, 1, 2
 #: where a request's device search starts: (pool index, device index)
 _START = (0, 0)
+#: a counter set of which the current search consumes nothing
+_NOTHING_USED: Mapping[str, int] = MappingProxyType({})
 #: the arguments of one allocateOne call: claim, request, subrequest, device, whether the
 #: subrequest was chosen by its parent's loop, and where the device search starts (pool, device)
 Call = tuple[int, int, int, int, bool, tuple[int, int]]
@@ -860,13 +863,17 @@ class Search:
     def _consume_counters(self, rd: RequestData, pool: Pool, device: DeviceView) -> bool:
         """Reserve the device's counters; False (and nothing reserved) when any set overflows."""
         available = self.a.available_counters(pool, self.in_use)
-        consumed = self.consumed_counters.setdefault(pool.id, {})
+        consumed = self.consumed_counters.get(pool.id)
+        if consumed is None:
+            consumed = self.consumed_counters[pool.id] = {}
         for cc in device.consumes:
-            per_set = consumed.setdefault(cc.counter_set, {})
+            per_set = consumed.get(cc.counter_set)
+            if per_set is None:
+                per_set = consumed[cc.counter_set] = {}
             for name, v in cc.values.items():
                 per_set[name] = per_set.get(name, 0) + v
         for set_name, counters in available.items():
-            used = consumed.get(set_name, {})
+            used = consumed.get(set_name, _NOTHING_USED)
             for name, left in counters.items():
                 if left < used.get(name, 0):
                     if self.tracer is not None:

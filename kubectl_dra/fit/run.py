@@ -78,7 +78,7 @@ class _StablePlan(PreviewPlan):
         return found
 
 
-@dataclass
+@dataclass(slots=True)
 class Replica:
     """One replica placed: its node and the allocation of each of its claims."""
 

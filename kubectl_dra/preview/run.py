@@ -29,7 +29,7 @@ DRA_DISABLED = (f"feature gate {BASE_GATE} is disabled: the scheduler allocates 
                 "serves no ResourceClaims")
 
 
-@dataclass
+@dataclass(slots=True)
 class NodeOutcome:
     """The preview's answer for one node."""
 
