@@ -11,6 +11,7 @@ do not exist); neither is allocated from.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from dataclasses import replace
 from typing import Any, Iterable, Mapping
 
 from ..gates import Gate
@@ -193,3 +194,15 @@ def gather_pools(candidates: Iterable[SliceView], all_slices_of_pool: Mapping[tu
         result.append(_validate(pool, device_slices, counter_slices, other, partitionable))
     result.sort(key=pool_order)
     return result
+
+
+def whole_pool(slices: list[SliceView], *, partitionable: bool, compat_groups: bool) -> Pool | None:
+    """The allocator's verdict on one pool as a whole (``kubectl dra usage`` judges pools, not
+    nodes): :func:`gather_pools` for a node that every slice of the pool reaches, so the
+    incomplete / obsolete / invalid rules are the allocator's own. ``slices`` are all slices
+    of one pool, in state order; None when the allocator sees none of them (with
+    DRAPartitionableDevices off, a pool of counter or per-device-selection slices only)."""
+    everywhere = [replace(sv, node_name="", all_nodes=True, node_selector=None) for sv in slices]
+    by_pool = {sv.pool_id: everywhere for sv in everywhere[:1]}
+    pools = gather_pools(everywhere, by_pool, {}, partitionable=partitionable, compat_groups=compat_groups)
+    return pools[0] if pools else None
