@@ -558,9 +558,9 @@ def admit_file_objects(pairs: list[tuple[Obj, str]], state: ClusterState, gates:
     authorized from the namespace's labels when the state holds the Namespace; otherwise it
     cannot be decided offline and is let through, with a ``warn``-ing.
     """
-    if gates is None:
+    if gates is None or not pairs:
         return pairs
-    from ..validation.admission import ADMIN_ACCESS_LABEL, review
+    from ..validation.admission import ADMIN_ACCESS_LABEL, review  # (a preview of stored objects never needs it)
 
     known = {object_key(ns)[1] for ns in state.namespaces}
 
