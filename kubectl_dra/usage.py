@@ -18,9 +18,11 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping
 
-from .allocation.pools import gated_incomplete_note
+from .allocation.allocator import Features
+from .allocation.pools import gated_incomplete_note, whole_pool
 from .errors import UsageError
 from .gates import FeatureGates, Gate
+from .model.devices import SliceView, slice_view
 from .quantity import DECIMAL_SI, Format, Quantity, QuantityError
 from .state.snapshot import ClusterState
 from .types import Obj
@@ -263,124 +265,108 @@ def allocated_devices(claims: Iterable[Obj]) -> InUse:
 
 @dataclass
 class Pool:
-    """The newest generation of one pool: its slices, and whether all of them are there."""
+    """The newest generation of one pool (its slices, by name), and what the allocator makes
+    of it (see :func:`pool_findings`)."""
 
     driver: str
     name: str
     generation: int
-    slices: list[Obj]
+    #: the newest generation's slices, sorted by name: what usage counts
+    slices: list[SliceView]
+    #: resourceSliceCount as the allocator reads it (from the generation's first slice)
     expected: int
+    #: every slice of the pool, of every generation, in state order: what the allocator judges
+    history: list[SliceView] = field(default_factory=list, repr=False)
 
+    #: the allocator finds slices missing (not: the pool is skipped for a disabled gate)
+    incomplete: bool = False
     #: what the allocator makes of the pool under the feature gates (see :func:`pool_findings`)
     status: str = ""
     notes: list[str] = field(default_factory=list)
 
-    @property
-    def incomplete(self) -> bool:
-        return len(self.slices) < self.expected
 
-
-def current_pools(slices: Iterable[Obj]) -> list[Pool]:
-    """Slices grouped by (driver, pool), keeping only the newest generation, sorted by name."""
+def current_pools(slices: Iterable[Obj], features: Features | None = None) -> list[Pool]:
+    """Slices grouped by (driver, pool), keeping only the newest generation, sorted by name,
+    each judged as the allocator with ``features`` judges it (:func:`pool_findings`); without
+    features only ``incomplete`` is set, as for a scheduler with every feature."""
+    views = [slice_view(s, i) for i, s in enumerate(slices)]
     pools: dict[tuple[str, str], Pool] = {}
-    for s in slices:
-        spec = s.get("spec") or {}
-        pool = spec.get("pool") or {}
-        key = (str(spec.get("driver") or ""), str(pool.get("name") or ""))
-        generation = int(pool.get("generation") or 0)
-        expected = int(pool.get("resourceSliceCount") or 1)
-        current = pools.get(key)
-        if current is None or generation > current.generation:
-            pools[key] = Pool(key[0], key[1], generation, [s], expected)
-        elif generation == current.generation:
-            current.slices.append(s)
-            current.expected = max(current.expected, expected)
+    for sv in views:
+        current = pools.get(sv.pool_id)
+        if current is None:
+            current = pools[sv.pool_id] = Pool(sv.driver, sv.pool, sv.generation, [sv], sv.slice_count)
+        elif sv.generation > current.generation:
+            current.generation, current.slices, current.expected = sv.generation, [sv], sv.slice_count
+        elif sv.generation == current.generation:
+            current.slices.append(sv)
+        current.history.append(sv)
     for pool in pools.values():
-        pool.slices.sort(key=lambda s: (s.get("metadata") or {}).get("name") or "")
+        pool.slices.sort(key=lambda sv: sv.name)
+        if features is None:
+            verdict = whole_pool(pool.history, partitionable=True, compat_groups=True)
+            pool.incomplete = verdict is not None and verdict.incomplete
+        else:
+            pool_findings(pool, features)
     return [pools[k] for k in sorted(pools)]
 
 
 COMPLETE, INCOMPLETE, INVALID = "complete", "incomplete", "invalid"
 
 
-def _on(gates: "FeatureGates | None", gate: Gate) -> bool:
-    """Whether a gate is on (every gate, without a gate set)."""
-    return True if gates is None else gates.enabled(gate)
+def pool_findings(pool: Pool, features: Features) -> tuple[str, list[str]]:
+    """(status, notes): what the allocator makes of the pool with ``features``, also set on the
+    pool with its ``incomplete`` flag (slices missing, whatever the gates).
+
+    Whether the pool is incomplete (slices missing, or compatibility groups a scheduler
+    without the gate cannot honour) or invalid, and why, is the allocator's own verdict
+    (:func:`kubectl_dra.allocation.pools.whole_pool`); a usable pool then gets a note per
+    kind of device the search refuses one by one because a gate is off."""
+    verdict = whole_pool(pool.history, partitionable=features.partitionable,
+                         compat_groups=features.compatibility_groups)
+    # the gate check comes after the slice count: a pool skipped for a gate has every slice
+    pool.incomplete = verdict is not None and verdict.incomplete and not verdict.incomplete_gate
+    if verdict is not None and verdict.incomplete:
+        if verdict.incomplete_gate:
+            found = INCOMPLETE, [gated_incomplete_note(verdict.incomplete_gate)]
+        else:
+            found = INCOMPLETE, [f"{len(pool.slices)} of {pool.expected} slices published"]
+    elif verdict is not None and verdict.invalid:
+        found = INVALID, [verdict.invalid_reason]
+    else:
+        found = COMPLETE, _gated_device_notes(pool, features)
+    pool.status, pool.notes = found
+    return found
 
 
-def pool_findings(pool: Pool, gates: Any) -> tuple[str, list[str]]:
-    """(status, notes): what the allocator makes of the pool under ``gates``, checked in the
-    allocator's order: incomplete (slices missing, or compatibility groups it cannot honour),
-    invalid (duplicate device or counter set names, consumption of unknown counters), and
-    devices it refuses one by one because a feature gate is off."""
-    if pool.incomplete:
-        return INCOMPLETE, [f"{len(pool.slices)} of {pool.expected} slices published"]
-    partitionable = _on(gates, Gate.PARTITIONABLE_DEVICES)
-    binding = _on(gates, Gate.DEVICE_BINDING_CONDITIONS) and _on(gates, Gate.RESOURCE_CLAIM_DEVICE_STATUS)
-    compat = _on(gates, Gate.DEVICE_COMPATIBILITY_GROUPS)
-    optional_ops = _on(gates, Gate.OPTIONAL_NODE_OPERATIONS)
-    consumable = _on(gates, Gate.CONSUMABLE_CAPACITY)
-    names: set[str] = set()
-    counter_sets: dict[str, set[str]] = {}
+def _gated_device_notes(pool: Pool, features: Features) -> list[str]:
+    """Devices the allocator's search refuses one by one because a gate is off, read from the
+    same device views and fields as its checks (``Search._check_selectable``,
+    ``_allocate_device``; per-device node selection: ``gather_pools`` skips the slice)."""
+    partitionable = features.partitionable
     per_device = consuming = with_binding = skipping = multi = 0
-    duplicate = ""
-    compat_groups = False
-    consumed: list[tuple[str, tuple[str, ...]]] = []
-    for s in pool.slices:
-        spec = s.get("spec") or {}
-        selection = bool(spec.get("perDeviceNodeSelection"))
-        skips = bool(spec.get("skipNodeOperations"))
-        for cs in spec.get("sharedCounters") or ():
-            set_name = str(cs.get("name") or "")
-            if set_name in counter_sets and partitionable and not duplicate:
-                duplicate = f"duplicate counter set name {set_name}"
-            counter_sets[set_name] = set((cs.get("counters") or {}))
-        if spec.get("sharedCounters") and not partitionable:
+    for sv in pool.slices:
+        if sv.shared_counter_names and not partitionable:
             continue  # the allocator does not see the slice at all
-        if selection and not partitionable:
-            per_device += len(spec.get("devices") or ())
+        if sv.per_device_node_selection and not partitionable:
+            per_device += len(sv.devices)
             continue
-        for device in spec.get("devices") or ():
-            name = str(device.get("name") or "")
-            if name in names and not duplicate:
-                duplicate = f"duplicate device name {name}"
-            names.add(name)
-            uses = device.get("consumesCounters")
-            if uses:
-                consuming += 1
-                for use in uses:
-                    if use.get("compatibilityGroups"):
-                        compat_groups = True
-                    consumed.append((str(use.get("counterSet") or ""), tuple(use.get("counters") or ())))
-            if device.get("bindingConditions") is not None:
-                with_binding += 1
-            if skips:
-                skipping += 1
-            if device.get("allowMultipleAllocations"):
-                multi += 1
-    if compat_groups and not compat:
-        return INCOMPLETE, [gated_incomplete_note(Gate.DEVICE_COMPATIBILITY_GROUPS.value)]
-    if duplicate:
-        return INVALID, [duplicate]
-    if partitionable:
-        for set_name, counters in consumed:
-            if set_name not in counter_sets:
-                return INVALID, [f"counter set {set_name} not found"]
-            missing = [c for c in counters if c not in counter_sets[set_name]]
-            if missing:
-                return INVALID, [f"counter {missing[0]} not found in counter set {set_name}"]
+        for device in sv.devices:
+            consuming += bool(device.consumes)
+            with_binding += bool(device.binding_conditions)
+            skipping += bool(sv.skip_node_operations)
+            multi += device.allow_multiple
     notes = []
     if per_device:
-        notes.append(f"{_n(per_device)} with per-device node selection unusable with DRAPartitionableDevices off")
+        notes.append(f"{_n(per_device)} with per-device node selection unusable with {Gate.PARTITIONABLE_DEVICES} off")
     if consuming and not partitionable:
-        notes.append(f"{_n(consuming)} consuming shared counters unusable with DRAPartitionableDevices off")
-    if with_binding and not binding:
-        notes.append(f"{_n(with_binding)} with binding conditions unusable with DRADeviceBindingConditions off")
-    if skipping and not optional_ops:
-        notes.append(f"{_n(skipping)} skipping node operations unusable with DRAOptionalNodeOperations off")
-    if multi and not consumable:
-        notes.append(f"{_n(multi)} allowing multiple allocations allocated whole with DRAConsumableCapacity off")
-    return COMPLETE, notes
+        notes.append(f"{_n(consuming)} consuming shared counters unusable with {Gate.PARTITIONABLE_DEVICES} off")
+    if with_binding and not features.binding_conditions:
+        notes.append(f"{_n(with_binding)} with binding conditions unusable with {Gate.DEVICE_BINDING_CONDITIONS} off")
+    if skipping and not features.optional_node_operations:
+        notes.append(f"{_n(skipping)} skipping node operations unusable with {Gate.OPTIONAL_NODE_OPERATIONS} off")
+    if multi and not features.consumable_capacity:
+        notes.append(f"{_n(multi)} allowing multiple allocations allocated whole with {Gate.CONSUMABLE_CAPACITY} off")
+    return notes
 
 
 def _n(count: int) -> str:
@@ -411,7 +397,8 @@ ClassMatcher = Callable[[Obj, str, Obj], bool]
 
 
 def compute_usage(state: ClusterState, *, by: str = "node", class_matcher: ClassMatcher | None = None,
-                  sort: str = "name", nodes: Iterable[str] | None = None, gates: Any = None) -> Usage:
+                  sort: str = "name", nodes: Iterable[str] | None = None,
+                  gates: FeatureGates | None = None) -> Usage:
     """The usage report for ``state``, rows per (node, driver, pool) or per DeviceClass.
 
     With ``gates`` (a FeatureGates), each pool also gets the allocator's verdict under them
@@ -422,14 +409,13 @@ def compute_usage(state: ClusterState, *, by: str = "node", class_matcher: Class
     if by == "class" and class_matcher is None:
         raise UsageError("--by class needs a device class matcher")
     in_use = allocated_devices(state.resource_claims)
-    pools = current_pools(state.resource_slices)
+    features = Features.from_gates(gates) if gates is not None else None
+    pools = current_pools(state.resource_slices, features)
     rows: dict[tuple[str, ...], UsageRow] = {}
     cluster = Tally()
     seen: set[DeviceKey] = set()
     classes = list(state.device_classes)
     for pool in pools:
-        if gates is not None:
-            pool.status, pool.notes = pool_findings(pool, gates)
         _account_pool(pool, in_use, rows, cluster, seen, by, classes, class_matcher)
     if by == "node":  # every device is in exactly one row: the cluster is their sum
         for row in rows.values():
@@ -444,12 +430,8 @@ def compute_usage(state: ClusterState, *, by: str = "node", class_matcher: Class
     if gates is not None:
         shown = {(r.driver, r.pool) for r in result} if by == "node" else None
         warnings.extend(_pool_warnings(pools, shown))
-    gate_map = None
-    if gates is not None and hasattr(gates, "as_dict"):
-        values = gates.as_dict()
-        gate_map = {name: bool(values[name]) for name in sorted(values)}
     return Usage(by=by, cluster=cluster, rows=sort_rows(result, sort, by), warnings=warnings,
-                 feature_gates=gate_map)
+                 feature_gates=gates.as_dict() if gates is not None else None)
 
 
 def _pool_warnings(pools: Iterable[Pool], shown: set[tuple[str, str]] | None) -> list[str]:
@@ -484,8 +466,8 @@ def _account_pool(pool: Pool, in_use: InUse, rows: dict[tuple[str, ...], UsageRo
     consumed_counters: dict[tuple[str, str], Number] = {}
     consuming = in_use.consuming
     driver, pool_name = pool.driver, pool.name
-    for s in pool.slices:
-        spec = s.get("spec") or {}
+    for sv in pool.slices:
+        spec = sv.raw.get("spec") or {}
         slice_node = spec.get("nodeName")
         for counter_set in spec.get("sharedCounters") or []:
             set_name = str(counter_set.get("name") or "")
