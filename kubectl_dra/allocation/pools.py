@@ -202,7 +202,10 @@ def whole_pool(slices: list[SliceView], *, partitionable: bool, compat_groups: b
     incomplete / obsolete / invalid rules are the allocator's own. ``slices`` are all slices
     of one pool, in state order; None when the allocator sees none of them (with
     DRAPartitionableDevices off, a pool of counter or per-device-selection slices only)."""
-    everywhere = [replace(sv, node_name="", all_nodes=True, node_selector=None) for sv in slices]
+    # the node the first named slice targets; slices that miss it are re-aimed at all nodes
+    probe = {"metadata": {"name": next((sv.node_name for sv in slices if sv.node_name), "")}}
+    everywhere = [sv if sv.shared_counter_names or _slice_reaches(sv, probe)
+                  else replace(sv, node_name="", all_nodes=True, node_selector=None) for sv in slices]
     by_pool = {sv.pool_id: everywhere for sv in everywhere[:1]}
-    pools = gather_pools(everywhere, by_pool, {}, partitionable=partitionable, compat_groups=compat_groups)
+    pools = gather_pools(everywhere, by_pool, probe, partitionable=partitionable, compat_groups=compat_groups)
     return pools[0] if pools else None
