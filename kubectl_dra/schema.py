@@ -76,66 +76,81 @@ _LEAF_CHECKS: dict[str, Check] = {
     QUANTITY: _is_quantity,
     TIMESTAMP: _is_timestamp,
 }
-#: leaves an object checks inline, with one isinstance call: schema -> Python type
-_INLINE_TYPES: dict[str, type] = {STR: str, BOOL: bool}
+#: leaf schema -> the expression, in generated code, that tests a non-null value ``x``
+_LEAF_EXPRESSIONS: dict[str, str] = {
+    STR: "isinstance(x, str)",
+    BOOL: "isinstance(x, bool)",
+    INT: f"((x.__class__ is int and {INT64_MIN} <= x <= {INT64_MAX}) or _is_int64(x))",
+    QUANTITY: "_is_quantity(x)",
+    TIMESTAMP: "_is_timestamp(x)",
+}
+
+
+#: up to this many checked members an object's checker looks each one up; beyond, it walks the
+#: members present (API objects set few of the many members their types have)
+_FEW_MEMBERS = 8
+
+
+class _CheckerSource:
+    """Python source of a schema's boolean checker: one function per object, array and map
+    schema, each leaf an inline test (no call per member)."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.names: dict[int, str] = {}
+
+    def function(self, spec: Any) -> str:
+        """The name of the function checking a non-null value against ``spec`` (an object,
+        array or map schema), written on first use."""
+        name = self.names.get(id(spec))
+        if name is not None:
+            return name
+        name = self.names[id(spec)] = f"_fits_{len(self.names)}"
+        if isinstance(spec, dict):
+            body = ["    if not isinstance(v, dict):", "        return False"]
+            tests = [(key, test) for key, test in ((key, self.test(sub)) for key, sub in spec.items()) if test is not None]
+            if len(tests) <= _FEW_MEMBERS:  # look each member up
+                body.append("    get = v.get")
+                for key, test in tests:
+                    body += [f"    x = get({key!r})", f"    if x is not None and not {test}:", "        return False"]
+            elif tests:  # objects use few of their many members: walk those present
+                body += ["    for k, x in v.items():", "        if x is None:", "            continue"]
+                for i, (key, test) in enumerate(tests):
+                    body += [f"        {'if' if i == 0 else 'elif'} k == {key!r}:", f"            if not {test}:",
+                             "                return False"]
+        else:
+            container, items = ("list", "v") if isinstance(spec, list) else ("dict", "v.values()")
+            body = [f"    if not isinstance(v, {container}):", "        return False"]
+            test = self.test(spec[0] if isinstance(spec, list) else spec[1])
+            if test is not None:
+                body += [f"    for x in {items}:", f"        if x is not None and not {test}:", "            return False"]
+        self.lines += [f"def {name}(v):", *body, "    return True", ""]
+        return name
+
+    def test(self, spec: Any) -> str | None:
+        """The expression testing a non-null ``x`` against ``spec`` (None: anything fits)."""
+        if spec == ANY:
+            return None
+        if isinstance(spec, (dict, list, tuple)):
+            return f"{self.function(spec)}(x)"
+        expression = _LEAF_EXPRESSIONS.get(spec)
+        if expression is None:
+            raise TypeError(f"unknown schema {spec!r}")
+        return expression
 
 
 def _compile(spec: Any) -> Check:
-    """The boolean checker of one schema node; ``null`` always fits."""
-    if isinstance(spec, dict):
-        return _compile_object(spec)
-    if isinstance(spec, list):
-        return _compile_items(_compile(spec[0]), list, lambda value: value)
-    if isinstance(spec, tuple):
-        return _compile_items(_compile(spec[1]), dict, lambda value: value.values())
-    if spec == ANY:
+    """The boolean checker of one schema (``null`` always fits), generated as Python source
+    and compiled once: the load-time check of a big dump runs it on every object."""
+    source = _CheckerSource()
+    test = source.test(spec)
+    if test is None:
         return lambda value: True
-    leaf = _LEAF_CHECKS.get(spec)
-    if leaf is None:
-        raise TypeError(f"unknown schema {spec!r}")
-    return lambda value: value is None or leaf(value)
-
-
-def _compile_object(spec: dict[str, Any]) -> Check:
-    """An object's checker: string and boolean members inline, the others through their checkers."""
-    inline = {key: _INLINE_TYPES[sub] for key, sub in spec.items() if isinstance(sub, str) and sub in _INLINE_TYPES}
-    nested = {key: _compile(sub) for key, sub in spec.items() if key not in inline and sub != ANY}
-
-    def check_object(value: Any) -> bool:
-        if value is None:
-            return True
-        if not isinstance(value, dict):
-            return False
-        for key, item in value.items():
-            if item is None:
-                continue
-            kind = inline.get(key)
-            if kind is not None:
-                if not isinstance(item, kind):
-                    return False
-                continue
-            check = nested.get(key)
-            if check is not None and not check(item):
-                return False
-        return True
-
-    return check_object
-
-
-def _compile_items(check_item: Check, container: type, items_of: Callable[[Any], Any]) -> Check:
-    """The checker of an array (``container`` list) or map (dict) whose items all fit ``check_item``."""
-
-    def check_items(value: Any) -> bool:
-        if value is None:
-            return True
-        if not isinstance(value, container):
-            return False
-        for item in items_of(value):
-            if not check_item(item):
-                return False
-        return True
-
-    return check_items
+    source.lines += ["def _fits(x):", f"    return x is None or {test}", ""]
+    namespace: dict[str, Any] = {"_is_int64": _is_int64, "_is_quantity": _is_quantity, "_is_timestamp": _is_timestamp}
+    exec(compile("\n".join(source.lines), f"<schema checker {len(source.names)}>", "exec"), namespace)
+    fits: Check = namespace["_fits"]
+    return fits
 
 
 # --------------------------------------------------------------------------------------- errors
@@ -237,14 +252,21 @@ def _collect(value: Any, spec: Any, path: str | None, out: list[Misfit]) -> None
 
 
 class Schema:
-    """A schema compiled once: :meth:`fits` is a boolean pass, :meth:`misfits` names every misfit."""
+    """A schema compiled once, on first use: :meth:`fits` is a boolean pass, :meth:`misfits`
+    names every misfit."""
 
-    __slots__ = ("spec", "fits")
+    __slots__ = ("spec", "_fits")
 
     def __init__(self, spec: Any) -> None:
-        """Compile ``spec`` (in this module's notation)."""
+        """Keep ``spec`` (in this module's notation); it is compiled when first checked against."""
         self.spec = spec
-        self.fits: Check = _compile(spec)
+        self._fits: Check | None = None
+
+    def fits(self, value: Any) -> bool:
+        """Whether every part of ``value`` has the JSON type the schema names (``null`` fits anything)."""
+        if self._fits is None:
+            self._fits = _compile(self.spec)
+        return self._fits(value)
 
     def misfits(self, value: Any, path: str | None = None) -> list[Misfit]:
         """A :class:`Misfit` for each part of ``value`` (found at ``path``; None for a document's
