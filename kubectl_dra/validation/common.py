@@ -48,7 +48,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from kubectl_dra.cel import limits as cel_limits
 from kubectl_dra.gates import Gate, GateReader, known_gate
