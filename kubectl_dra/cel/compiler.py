@@ -456,7 +456,7 @@ def _check(expression: str, result: str, consumable_capacity: bool,
                                 list_type_attributes=list_type_attributes)
     try:
         checked = _unpack_checked(env.compile(expression))
-    except RuntimeError as err:
+    except RuntimeError:
         respelled = respell_exists_one(expression) if "exists_one" in expression else expression
         try:
             if respelled == expression:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import gc
 
-import json
 import sys
 from typing import Any, Callable, Iterable, Sequence, TypeVar
 

@@ -8,7 +8,7 @@ allocation error, such as an unknown DeviceClass).
 from __future__ import annotations
 
 import sys
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import click
 
@@ -19,6 +19,10 @@ from .common import (
     name_output, namespace_options, no_headers_option, output_option, resolve_gates, state_options,
     stderr_is_terminal, warn,
 )
+
+if TYPE_CHECKING:
+    from ..fit import FitResult
+
 
 EPILOG = """\b
 Examples:
@@ -140,7 +144,7 @@ def _progress(done: int) -> None:
         click.echo(f"\rfitting: {done} replicas", err=True, nl=False)
 
 
-def headline(result: Any, wanted: int | None) -> str:
+def headline(result: "FitResult", wanted: int | None) -> str:
     """The answer in one line: the count (or whether N fit) and what stopped it."""
     from ..fit import summary
 
@@ -152,7 +156,7 @@ def headline(result: Any, wanted: int | None) -> str:
     return f"only {result.count} of {wanted} fit: {text}"
 
 
-def render_table(result: Any, wide: bool = False, no_headers: bool = False) -> str:
+def render_table(result: "FitResult", wide: bool = False, no_headers: bool = False) -> str:
     """Per node: replicas placed and why no more fit; -o wide adds the pools the replicas used."""
     headers = ["NODE", "REPLICAS", "NO MORE BECAUSE"]
     rows = [[node, str(result.per_node.get(node, 0)), result.reasons.get(node, "")] for node in result.nodes]

@@ -7,7 +7,7 @@ every node ends in an allocation error, such as an unknown DeviceClass).
 from __future__ import annotations
 
 import sys
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import click
 
@@ -20,6 +20,11 @@ from .common import (
     OUTPUT_FORMATS, check_namespace_flags, default_namespace, dump, gate_options, load_cluster, name_output,
     namespace_options, no_headers_option, output_option, resolve_gates, state_options, stderr_is_terminal, warn,
 )
+
+if TYPE_CHECKING:
+    from ..gates import FeatureGates
+    from ..preview import PreviewPlan, PreviewResult
+    from ..state import ClusterState
 
 
 EPILOG = """\b
@@ -125,7 +130,7 @@ def _progress(done: int, total: int) -> None:
         click.echo(f"\rpreviewing: {done}/{total} nodes", err=True, nl=False)
 
 
-def _explanation(state: Any, gates: Any, plan: Any, nodes: Sequence[str], output: str,
+def _explanation(state: "ClusterState", gates: "FeatureGates", plan: "PreviewPlan", nodes: Sequence[str], output: str,
                  no_headers: bool, targets: Sequence[str], filenames: Sequence[str],
                  timeout: float) -> tuple[str, int]:
     """The explain presenter's text and exit code (see kubectl_dra.cli.explain.render_explanation)."""
@@ -137,7 +142,7 @@ def _explanation(state: Any, gates: Any, plan: Any, nodes: Sequence[str], output
 # --------------------------------------------------------------------------- output
 
 
-def _emit(result: Any, output: str, no_headers: bool) -> None:
+def _emit(result: "PreviewResult", output: str, no_headers: bool) -> None:
     from ..preview import preview_document
 
     if output == "name":
@@ -163,7 +168,7 @@ def _emit(result: Any, output: str, no_headers: bool) -> None:
         click.echo(summary(result), err=True)
 
 
-def summary(result: Any) -> str:
+def summary(result: "PreviewResult") -> str:
     """One line: how many nodes fit and the best one."""
     fitting = result.fitting
     total = len(result.nodes)
@@ -226,7 +231,7 @@ def _flags(result: Obj) -> str:
     return ",".join(flags)
 
 
-def table_rows(result: Any, wide: bool) -> list[tuple[bool, list[str]]]:
+def table_rows(result: "PreviewResult", wide: bool) -> list[tuple[bool, list[str]]]:
     """(is_message_row, cells) per line: device rows for allocated nodes, message rows otherwise."""
     rows: list[tuple[bool, list[str]]] = []
     for outcome in result.nodes:
@@ -253,7 +258,7 @@ def table_rows(result: Any, wide: bool) -> list[tuple[bool, list[str]]]:
     return rows
 
 
-def render_table(result: Any, wide: bool = False, no_headers: bool = False) -> str:
+def render_table(result: "PreviewResult", wide: bool = False, no_headers: bool = False) -> str:
     """kubectl-style aligned table; unschedulable/error nodes show their reason after STATUS."""
     headers = ["NODE", "STATUS"] + (["SCORE"] if wide else []) + ["CLAIM", "REQUEST", "DEVICE", "CAPACITY"]
     if wide:

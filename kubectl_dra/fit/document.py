@@ -27,7 +27,6 @@ for network-attached pools), ``devices`` the devices (or shares) taken.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
 
 from ..types import Obj
 from ..preview.document import gates_dict

@@ -21,10 +21,12 @@ import copy
 import dataclasses
 import heapq
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from ..types import Obj
 from ..allocation import Allocator
+from ..allocation.pools import Pool
+from ..gates import FeatureGates
 from ..allocation.inuse import InUse
 from ..state import ClusterState
 from ..preview.nodes import node_name
@@ -110,7 +112,7 @@ class FitResult:
     """The count, where the replicas went, and (filled by :func:`stop_reasons`) why it stopped."""
 
     plan: PreviewPlan
-    gates: Any
+    gates: FeatureGates | None
     placement: str
     limit: int | None
     replicas: list[Replica]
@@ -125,7 +127,7 @@ class FitResult:
     #: node -> the allocation error that keeps every replica off it (before the first replica)
     errors: dict[str, str] = field(default_factory=dict)
     #: the allocator the count ran on, its overlay holding every replica (explains the final state)
-    allocator: Any = field(default=None, repr=False, compare=False)
+    allocator: Allocator | None = field(default=None, repr=False, compare=False)
     #: the node the next replica could not go to after the last one was placed (ranked
     #: placement: the node of the last replica; spread: the last node in its turn)
     last_node: str | None = None
@@ -183,7 +185,7 @@ def stored_claim(claim: PreviewClaim, name: str, allocation: Obj) -> Obj:
 class _Fitter:
     """The state of one count: allocator with its overlay, current outcome per node."""
 
-    def __init__(self, state: ClusterState, plan: PreviewPlan, gates: Any, nodes: Sequence[Obj]) -> None:
+    def __init__(self, state: ClusterState, plan: PreviewPlan, gates: FeatureGates | None, nodes: Sequence[Obj]) -> None:
         from ..allocation.allocator import stored_claim_keys
 
         self.plan = _StablePlan(fit_plan(plan, stored_claim_keys(state.resource_claims)))
@@ -203,7 +205,7 @@ class _Fitter:
         #: id(plan claim) -> (the claim, what commit needs to know of it); lives as long as the count
         self._claims: dict[int, tuple[PreviewClaim, bool, bool, str, str]] = {}
         #: pool -> one node's view of it (None: no node considered sees it)
-        self._views: dict[PoolID, Any] = {}
+        self._views: dict[PoolID, Pool | None] = {}
 
     def evaluate(self, name: str) -> NodeOutcome:
         """The preview's outcome for one node in the current state."""
@@ -220,7 +222,7 @@ class _Fitter:
                                                claim.namespace, claim.name)
         return entry[1:]
 
-    def _pool_view(self, pool_id: PoolID) -> Any:
+    def _pool_view(self, pool_id: PoolID) -> Pool | None:
         """One node's view of a pool the replicas use (every view charges the same counters)."""
         view = self._views.get(pool_id)
         if view is None and pool_id not in self._views:
@@ -282,7 +284,7 @@ class _Fitter:
         self.plan = _StablePlan(PreviewPlan(claims=updated, extended=self.plan.extended, pods=self.plan.pods))
 
 
-def count_fit(state: ClusterState, plan: PreviewPlan, gates: Any, nodes: Sequence[Obj], *,
+def count_fit(state: ClusterState, plan: PreviewPlan, gates: FeatureGates | None, nodes: Sequence[Obj], *,
               limit: int | None = None, placement: str = RANKED,
               progress: Callable[[int], None] | None = None) -> FitResult:
     """Place replicas of ``plan`` on ``nodes`` until none fits (or ``limit`` are placed).

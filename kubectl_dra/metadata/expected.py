@@ -4,7 +4,7 @@ and how that differs from what a container holds."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Iterable, Mapping
 
 import posixpath
 

@@ -17,17 +17,20 @@ needed there). Already-allocated claims appear with their stored allocation.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..types import Obj
 from .run import ALLOCATED, ERROR, NodeOutcome, PreviewResult
+
+if TYPE_CHECKING:
+    from ..gates import FeatureGates
 
 API_VERSION = "kubectl-dra/v1"
 KIND = "Preview"
 
 
 
-def gates_dict(gates: Any) -> dict[str, bool]:
+def gates_dict(gates: "FeatureGates | None") -> dict[str, bool]:
     """The effective feature gates as ``{name: enabled}``, sorted by name."""
     if gates is None:
         return {}

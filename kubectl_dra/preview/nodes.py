@@ -3,7 +3,7 @@ and the candidate list (NodeSelector matching itself is kubectl_dra.model.nodes'
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Iterable
 
 from ..types import Obj
 from ..model.nodes import node_labels, node_name, node_selector_matches

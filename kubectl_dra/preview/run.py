@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from ..limits import CANNOT_ALLOCATE, FILTER_TIMEOUT, TIMED_OUT
 from ..errors import DraError, NotFoundError
 from ..gates import BASE_GATE
-from ..types import Obj, claim_key
+from ..types import Obj
 from ..explain.node import explain_node
 from ..explain.tracer import ExplainTracer
 from ..state import ClusterState
@@ -17,7 +17,10 @@ from .nodes import node_name, slice_node_names
 from .targets import PreviewClaim, PreviewPlan
 
 if TYPE_CHECKING:
+    from ..allocation import Allocator
     from ..allocation.index import ClusterIndex
+    from ..allocation.trace import Tracer
+    from ..gates import FeatureGates
 
 
 ALLOCATED = "Allocated"
@@ -41,7 +44,7 @@ class NodeOutcome:
     reasons: list[str] = field(default_factory=list)
     error: str | None = None
     #: the tracer used for this node (when explaining), for presenters
-    tracer: Any = None
+    tracer: "Tracer | None" = None
 
     @property
     def allocated(self) -> bool:
@@ -53,7 +56,7 @@ class PreviewResult:
     """Everything a presenter needs: the plan, the gates and the ranked per-node outcomes."""
 
     plan: PreviewPlan
-    gates: Any
+    gates: "FeatureGates | None"
     nodes: list[NodeOutcome]
 
     @property
@@ -91,7 +94,7 @@ def candidate_nodes(state: ClusterState, names: Sequence[str] | None = None,
     return [by_name[n] for n in names if not (n in seen or seen.add(n))]
 
 
-def failure_reasons(allocator: Any, node: Obj, claims: list[Obj], tracer: Any = None,
+def failure_reasons(allocator: "Allocator", node: Obj, claims: list[Obj], tracer: "Tracer | None" = None,
                     deadline: float | None = None) -> list[str]:
     """The specific reason a node is unschedulable (explain's one-line node reason), from the
     given explain tracer or from a second, traced allocation attempt; [] when none is known."""
@@ -106,7 +109,7 @@ def failure_reasons(allocator: Any, node: Obj, claims: list[Obj], tracer: Any = 
     return [reason] if reason else []
 
 
-def evaluate_node(allocator: Any, plan: PreviewPlan, node: Obj, tracer: Any = None,
+def evaluate_node(allocator: "Allocator", plan: PreviewPlan, node: Obj, tracer: "Tracer | None" = None,
                   explain_failures: bool = True, deadline: float | None = None) -> NodeOutcome:
     """Allocate the plan's open claims on one node and combine them with the claims already
     allocated; an Error outcome once ``deadline`` (``time.monotonic()``) has passed."""
@@ -143,8 +146,8 @@ def rank(outcomes: Iterable[NodeOutcome]) -> list[NodeOutcome]:
     return sorted(outcomes, key=lambda o: (order.get(o.status, 3), -o.score if o.allocated else 0, o.node))
 
 
-def run_preview(state: ClusterState, plan: PreviewPlan, gates: Any, nodes: Sequence[Obj],
-                tracer_factory: Callable[[Obj], Any] | None = None, allocator: Any = None,
+def run_preview(state: ClusterState, plan: PreviewPlan, gates: "FeatureGates | None", nodes: Sequence[Obj],
+                tracer_factory: Callable[[Obj], "Tracer"] | None = None, allocator: "Allocator | None" = None,
                 progress: Callable[[int, int], None] | None = None,
                 explain_failures: bool = True, timeout: float | None = FILTER_TIMEOUT,
                 index: "ClusterIndex | None" = None) -> PreviewResult:

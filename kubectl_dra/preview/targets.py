@@ -231,7 +231,7 @@ def _generated_name(*parts: str) -> str:
 class Resolver:
     """Turns targets and file objects into a :class:`PreviewPlan` against one state."""
 
-    def __init__(self, state: ClusterState, namespace: str, gates: Any = None,
+    def __init__(self, state: ClusterState, namespace: str, gates: FeatureGates | None = None,
                  support: Iterable[Obj] = ()) -> None:
         self.state = state
         self.namespace = namespace
@@ -547,7 +547,7 @@ def _with_namespace(obj: Obj, namespace: str, origin: str = "", explicit: bool =
 ADMITTED_KINDS = ("ResourceClaim", "ResourceClaimTemplate", "Pod", "PodGroup")
 
 
-def admit_file_objects(pairs: list[tuple[Obj, str]], state: ClusterState, gates: Any,
+def admit_file_objects(pairs: list[tuple[Obj, str]], state: ClusterState, gates: FeatureGates | None,
                        warn: Callable[[str], None] | None = None) -> list[tuple[Obj, str]]:
     """File objects as the API server would store them on create (older resource.k8s.io
     versions converted to v1, defaults set, fields of disabled gates dropped), through the
@@ -629,7 +629,7 @@ def namespace_of(state: ClusterState, kind: str, name: str) -> str:
 
 
 def resolve_targets(state: ClusterState, targets: Iterable[str], objects: Iterable[tuple[Obj, str]] = (),
-                    namespace: str = "default", gates: Any = None, explicit_namespace: bool = False,
+                    namespace: str = "default", gates: FeatureGates | None = None, explicit_namespace: bool = False,
                     warn: Callable[[str], None] | None = None, all_namespaces: bool = False) -> PreviewPlan:
     """The :class:`PreviewPlan` for ``(object, origin)`` pairs from files, then command-line ``targets``.
 

@@ -8,7 +8,7 @@ that are now disabled.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Iterable, Iterator
 
 from ..types import Obj
 from ..convert import to_v1
