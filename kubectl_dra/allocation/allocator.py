@@ -12,10 +12,11 @@ from .index import ClusterIndex, SliceIndex
 from ..types import claim_key
 from .inuse import InUse
 from .outcome import AllocationOutcome
-from .pools import Pool, gated_incomplete_note
+from .pools import Pool
 from .results import build_results, score_of
 from .search import Search
-from .trace import Rejection, RejectionCode, Tracer
+from . import rejections as why
+from .trace import Tracer
 
 from ..gates import Gate
 
@@ -185,18 +186,7 @@ class Allocator:
         pools, problems = self.index.pools_for(node)
         if tracer is not None:
             for pool in problems:
-                if pool.incomplete_gate:
-                    tracer.pool_skipped(pool.driver, pool.name, Rejection(
-                        RejectionCode.POOL_INCOMPLETE,
-                        f"resource pool {pool.uid} {gated_incomplete_note(pool.incomplete_gate)}",
-                        {"gate": pool.incomplete_gate}))
-                elif pool.incomplete:
-                    tracer.pool_skipped(pool.driver, pool.name, Rejection(
-                        RejectionCode.POOL_INCOMPLETE, f"resource pool {pool.uid} is incomplete (being updated)", {}))
-                elif pool.invalid:
-                    tracer.pool_skipped(pool.driver, pool.name, Rejection(
-                        RejectionCode.POOL_INVALID, f"resource pool {pool.uid} is invalid: {pool.invalid_reason}",
-                        {"reason": pool.invalid_reason}))
+                tracer.pool_skipped(pool.driver, pool.name, why.pool_skipped(pool))
         search = Search(self, node, claims, pools, in_use, tracer, problems, deadline)
         search.prepare()
         found = search.run()

@@ -30,10 +30,11 @@ from ..model.nodes import node_matches
 from ..quantity import Quantity
 from ..types import claim_ref
 from . import capacity as cap
-from .constraints import Constraint, DistinctAttribute, MatchAttribute, describe_value
+from . import rejections as why
+from .constraints import Constraint, DistinctAttribute, MatchAttribute
 from .inuse import InUse
 from .pools import Pool
-from .trace import Rejection, RejectionCode as RC, Tracer
+from .trace import Rejection, Tracer
 
 if TYPE_CHECKING:
     from .allocator import Allocator, Features
@@ -473,15 +474,12 @@ class Search:
         taint the request does not tolerate (the static checks of _allocate_device)."""
         holder = self.in_use.dedicated.get(device.id)
         if holder is not None:
-            return Rejection(RC.IN_USE, f"device is already allocated to claim {holder}", {"claim": holder})
+            return why.held_by_claim(holder)
         if device.consumes and not self.f.partitionable:
-            return Rejection(RC.GATE_DISABLED, "the device consumes shared counters, but DRAPartitionableDevices is "
-                             "disabled", {"gate": Gate.PARTITIONABLE_DEVICES.value})
+            return why.counters_gate_off()
         taint = untolerated_taint(device, rd.tolerations) if self.f.device_taints and device.taints else None
         if taint is not None:
-            return Rejection(RC.TAINT_NOT_TOLERATED, f"the device has the taint {taint.get('key')}="
-                             f"{taint.get('value', '')}:{taint.get('effect')}, which the request does not tolerate",
-                             {"taint": dict(taint)})
+            return why.taint_not_tolerated(taint)
         return None
 
     def _search_cannot_fail_with_error(self) -> bool:
@@ -634,8 +632,7 @@ class Search:
             if not (holders and ci in holders):
                 return False
             if self.tracer is not None:
-                self._reject(rd, device, RC.IN_USE, "device is already allocated to another request of this claim",
-                             {"claim": claim_ref(self.claims[ci])})
+                self._tell(rd, device, why.held_by_same_claim(claim_ref(self.claims[ci])))
             return True
         if not (self.allocating.get(did) or did in self.in_use.dedicated):
             return False
@@ -705,35 +702,32 @@ class Search:
         tracer = self.tracer
         if device.binding_conditions and not f.binding_conditions:
             if tracer is not None:
-                self._reject(rd, device, RC.GATE_DISABLED, "the device has binding conditions, but DRADeviceBindingConditions is disabled", {"gate": Gate.DEVICE_BINDING_CONDITIONS.value})
+                self._tell(rd, device, why.binding_conditions_gate_off())
             return False
         if device.slice.skip_node_operations:
             if not f.optional_node_operations:
                 if tracer is not None:
-                    self._reject(rd, device, RC.GATE_DISABLED, "the device's slice skips node operations, but DRAOptionalNodeOperations is disabled", {"gate": Gate.OPTIONAL_NODE_OPERATIONS.value})
+                    self._tell(rd, device, why.node_operations_gate_off())
                 return False
             if not self.a.node_declares(self.node, Gate.OPTIONAL_NODE_OPERATIONS):
                 if tracer is not None:
-                    self._reject(rd, device, RC.NODE_MISMATCH, "the device's slice skips node operations, but the node does not declare DRAOptionalNodeOperations", {"feature": Gate.OPTIONAL_NODE_OPERATIONS.value})
+                    self._tell(rd, device, why.node_operations_undeclared())
                 return False
         class_name = rd.class_name
         for i, expr in enumerate(rd.class_selectors):
             if not self._cel(expr, device, lambda: f"class {class_name}: selector #{i}"):
                 if tracer is not None:
-                    code = RC.NOT_IN_CLASS if i == 0 else RC.CLASS_SELECTOR_FALSE
-                    self._reject(rd, device, code, f"selector #{i} of device class {class_name} is false for this device",
-                                 {"class": class_name, "index": i, "expression": expr})
+                    self._tell(rd, device, why.class_selector_false(class_name, i, expr))
                 return False
         for i, expr in enumerate(rd.selectors):
             if not self._cel(expr, device, lambda: f"claim {claim_ref(self.claims[rd.key[0]])}: selector #{i}"):
                 if tracer is not None:
-                    self._reject(rd, device, RC.REQUEST_SELECTOR_FALSE, f"selector #{i} of request {rd.full_name} is false for this device",
-                                 {"request": rd.full_name, "index": i, "expression": expr})
+                    self._tell(rd, device, why.request_selector_false(rd.full_name, i, expr))
                 return False
         if device.slice.per_device_node_selection:
             if not node_matches(self.node, device.node_name, device.all_nodes, device.node_selector):
                 if tracer is not None:
-                    self._reject(rd, device, RC.NODE_MISMATCH, "the device is not reachable from this node", {})
+                    self._tell(rd, device, why.unreachable())
                 return False
         return True
 
@@ -758,7 +752,7 @@ class Search:
             holders = self.allocating.get(did)
             if holders and ci in holders:
                 if tracer is not None:
-                    self._reject(rd, device, RC.IN_USE, "device is already allocated to another request of this claim", {"claim": claim_ref(self.claims[ci])})
+                    self._tell(rd, device, why.held_by_same_claim(claim_ref(self.claims[ci])))
                 return None
         if not rd.admin and (did in self.in_use.dedicated or self.allocating.get(did)):
             if tracer is not None:
@@ -766,7 +760,7 @@ class Search:
             return None
         if device.consumes and not f.partitionable:
             if tracer is not None:
-                self._reject(rd, device, RC.GATE_DISABLED, "the device consumes shared counters, but DRAPartitionableDevices is disabled", {"gate": Gate.PARTITIONABLE_DEVICES.value})
+                self._tell(rd, device, why.counters_gate_off())
             return None
         taken = _Taken(ci, pool, device)
         if device.consumes:
@@ -785,9 +779,7 @@ class Search:
             taint = untolerated_taint(device, rd.tolerations)
             if taint is not None:
                 if tracer is not None:
-                    self._reject(rd, device, RC.TAINT_NOT_TOLERATED,
-                                 f"the device has the taint {taint.get('key')}={taint.get('value', '')}:{taint.get('effect')}, which the request does not tolerate",
-                                 {"taint": dict(taint)})
+                    self._tell(rd, device, why.taint_not_tolerated(taint))
                 self._undo(taken)
                 return None
         constraints = self.constraints[ci]
@@ -805,7 +797,7 @@ class Search:
                     if must:
                         raise AllocationError(f"claim {claim_ref(self.claims[ci])}, request {rd.full_name}: cannot add device {device.uid} because a claim constraint would not be satisfied")
                     if tracer is not None:
-                        self._reject_constraint(rd, device, c, value)
+                        self._tell(rd, device, why.constraint_mismatch(c, value))
                     return None
                 c.push(entry)
                 pushed.append(c)
@@ -883,9 +875,7 @@ class Search:
                         total = pool.counter_sets.get(set_name, {}).get(name)
                         fmt = total.format if total is not None else "DecimalSI"
                         needed, rest = _fmt(need, fmt), _fmt(left - before, fmt)
-                        self._reject(rd, device, RC.COUNTERS_EXHAUSTED,
-                                     f"counter {name} of counter set {set_name} has {rest} left, the device needs {needed}",
-                                     {"counterSet": set_name, "counter": name, "needed": needed, "left": rest})
+                        self._tell(rd, device, why.counters_exhausted(set_name, name, needed, rest))
                     self._release_counters(pool, device)
                     return False
         return True
@@ -922,12 +912,8 @@ class Search:
                         else:
                             running[set_name] = prev
                     if self.tracer is not None:
-                        self._reject(rd, device, RC.COMPATIBILITY_CONFLICT,
-                                     f"on counter set {cc.counter_set} the device's compatibility groups ({', '.join(sorted(mine or [])) or 'none'}) "
-                                     f"are not compatible with those of {first} and the devices sharing it "
-                                     f"({'none' if all_empty else ', '.join(sorted(groups))})",
-                                     {"with": first, "counterSet": cc.counter_set, "groups": sorted(mine or []),
-                                      "existing": [] if all_empty else sorted(groups)})
+                        self._tell(rd, device, why.compatibility_conflict(cc.counter_set, mine, first,
+                                                                          None if all_empty else groups))
                     return None
                 new = state if (all_empty or mine is None) else (True, False, groups & mine, first)
             else:
@@ -966,60 +952,30 @@ class Search:
 
     # -- tracing helpers --------------------------------------------------------------------
 
-    def _reject(self, rd: RequestData, device: DeviceView, code: RC, message: str, details: dict[str, Any]) -> None:
+    def _tell(self, rd: RequestData, device: DeviceView, rejection: Rejection) -> None:
+        """Hand the tracer why ``rd`` cannot take ``device`` (only called with a tracer)."""
         assert self.tracer is not None
-        rejection = self.last_rejection = Rejection(code, message, details)
+        self.last_rejection = rejection
         self.tracer.device_rejected(self.claims[rd.key[0]], rd.full_name, device.slice.driver, device.slice.pool,
                                     device.name, rejection)
 
     def _reject_needed_later(self, rd: RequestData, device: DeviceView, later: RequestData) -> None:
-        claim = claim_ref(self.claims[later.key[0]])
-        self._reject(rd, device, RC.IN_USE,
-                     f"request {later.full_name} of claim {claim} asks for all devices, this one included",
-                     {"claim": claim, "request": later.full_name})
+        self._tell(rd, device, why.needed_later(claim_ref(self.claims[later.key[0]]), later.full_name))
 
     def _reject_in_use(self, rd: RequestData, device: DeviceView) -> None:
         holder = self.in_use.dedicated.get(device.id)
         if holder is not None:  # the same words for every request and node: made once
             known = self.in_use.rejections.get(device.id)
             if known is None:
-                known = self.in_use.rejections[device.id] = Rejection(
-                    RC.IN_USE, f"device is already allocated to claim {holder}", {"claim": holder})
-            assert self.tracer is not None
-            self.last_rejection = known
-            self.tracer.device_rejected(self.claims[rd.key[0]], rd.full_name, device.slice.driver,
-                                        device.slice.pool, device.name, known)
+                known = self.in_use.rejections[device.id] = why.held_by_claim(holder)
+            self._tell(rd, device, known)
             return
-        if holder is None:
-            holders = self.allocating.get(device.id) or set()
-            holder = ", ".join(claim_ref(self.claims[i]) for i in sorted(holders))
-            message = f"device is being allocated to claim {holder} in this attempt"
-        else:
-            message = f"device is already allocated to claim {holder}"
-        self._reject(rd, device, RC.IN_USE, message, {"claim": holder})
+        holders = self.allocating.get(device.id) or set()
+        self._tell(rd, device, why.being_allocated(", ".join(claim_ref(self.claims[i]) for i in sorted(holders))))
 
     def _reject_capacity(self, rd: RequestData, device: DeviceView, short: cap.CapacityShortfall | None) -> None:
-        if short is None:
-            return
-        if short.missing:
-            msg = f"the device has no capacity {short.capacity}"
-        elif short.policy:
-            msg = f"the request policy of capacity {short.capacity} does not allow {short.needed}"
-        else:
-            msg = f"capacity {short.capacity} has {short.left} left, the request needs {short.needed}"
-        self._reject(rd, device, RC.CAPACITY_SHORT, msg, {
-            "capacity": short.capacity, "needed": str(short.needed), "left": str(short.left),
-            "requested": None if short.requested is None else str(short.requested)})
-
-    def _reject_constraint(self, rd: RequestData, device: DeviceView, c: Constraint, value: AttrValue | None) -> None:
-        if value is None:
-            msg = f"the device has no attribute {c.attribute}, which constraint {c.kind} needs"
-            shown = None
-        else:
-            shown = describe_value(value[1] if value[0] else value[1][0])
-            msg = f"attribute {c.attribute} is {shown!r}, which violates the claim's {c.kind} constraint"
-        expected = describe_value(getattr(c, "current", None)) if isinstance(c, MatchAttribute) else "distinct"
-        self._reject(rd, device, RC.CONSTRAINT_MISMATCH, msg, {"attribute": c.attribute, "value": shown, "expected": expected, "constraint": c.kind})
+        if short is not None:
+            self._tell(rd, device, why.capacity_short(short))
 
 
 def _fmt(value: int, fmt: str = "DecimalSI") -> str:
