@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
-from ..model.devices import DeviceView
 from ..model.nodes import node_name
+from . import counters
 from .celcache import CelCache
 from .index import ClusterIndex, SliceIndex
 from ..types import claim_key
@@ -62,17 +62,6 @@ def stored_claim_keys(claims: list[Mapping[str, Any]]) -> frozenset[tuple[str, s
     return frozenset(claim_key(c) for c in claims)
 
 
-def _charge(available: dict[str, dict[str, int]], device: DeviceView) -> None:
-    """Subtract what an allocated device consumes from a pool's available counters."""
-    for cc in device.consumes:
-        per_set = available.get(cc.counter_set)
-        if per_set is None:
-            continue
-        for name, v in cc.values.items():
-            if name in per_set:
-                per_set[name] -= v
-
-
 class Allocator:
     """Allocates claims for any node of one snapshot (upstream ``Allocator``).
 
@@ -110,55 +99,9 @@ class Allocator:
         """See :meth:`SliceIndex.pools_for`."""
         return self.index.pools_for(node)
 
-    def available_counters(self, pool: Pool, in_use: InUse) -> dict[str, dict[str, int]]:
-        """The pool's counters minus what allocated devices consume (may go negative), in 1n units."""
-        key = (self.index.serial, pool.id)
-        found = in_use.counters.get(key)
-        if found is None:
-            found = {name: dict(totals) for name, totals in pool.counter_totals().items()}
-            for sv in pool.slices + pool.other_slices:
-                for d in sv.devices:
-                    if d.consumes and in_use.allocated(d.id):
-                        _charge(found, d)
-            in_use.counters[key] = found
-        return found
-
     def note_allocated(self, in_use: InUse, pool: Pool, names: list[str]) -> None:
-        """Keep ``in_use``'s caches of ``pool`` true after its devices ``names`` became allocated
-        there (:meth:`InUse.add_allocation` says which): the available counters are charged for
-        them, the compatibility baseline is rebuilt on next use."""
-        key = (self.index.serial, pool.id)
-        in_use.compat.pop(key, None)
-        found = in_use.counters.get(key)
-        if found is None:
-            return
-        for name in names:
-            device = pool.device_named(name)
-            if device is None:  # not a device of this pool view: rebuild on next use
-                in_use.counters.pop(key, None)
-                return
-            if device.consumes:
-                _charge(found, device)
-
-    def compat_baseline(self, pool: Pool, in_use: InUse) -> dict[str, tuple[bool, bool, frozenset[str], str]]:
-        """Per counter set, the compatibility-group intersection of already allocated devices:
-        (any device there, all without groups, the intersection, the first device there)."""
-        key = (self.index.serial, pool.id)
-        found = in_use.compat.get(key)
-        if found is None:
-            found = {}
-            for sv in pool.slices + pool.other_slices:
-                for d in sv.devices:
-                    if not d.consumes or not in_use.allocated(d.id):
-                        continue
-                    for cc in d.consumes:
-                        has, empty, groups, first = found.get(cc.counter_set, (False, False, frozenset(), ""))
-                        if not has:
-                            found[cc.counter_set] = (True, cc.groups is None, cc.groups or frozenset(), d.uid)
-                        elif not empty and cc.groups is not None:
-                            found[cc.counter_set] = (True, False, groups & cc.groups, first)
-            in_use.compat[key] = found
-        return found
+        """See :func:`kubectl_dra.allocation.counters.note_allocated` (this allocator's pool views)."""
+        counters.note_allocated(in_use, self.index.serial, pool, names)
 
     @staticmethod
     def node_declares(node: Mapping[str, Any], feature: str) -> bool:

@@ -15,14 +15,12 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass, field
-from fractions import Fraction
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Callable, Generator, Mapping
 
 from ..errors import AllocationError, AllocationTimeout, CELError, DraError
 from ..gates import Gate
 from ..limits import TIMED_OUT
-from ..model.attributes import AttrValue, attribute_value, lookup_attribute
+from ..model.attributes import AttrValue, attribute_value, derived_value, lookup_attribute
 from ..model.claims import ALL, EXACT_COUNT, parse_claim, selector_expression
 from ..model.claims import Request as ClaimsRequest
 from ..model.devices import DeviceView
@@ -32,6 +30,8 @@ from ..types import claim_ref
 from . import capacity as cap
 from . import rejections as why
 from .constraints import Constraint, DistinctAttribute, MatchAttribute
+from .counters import CounterLedger, GroupConflict
+from .taints import untolerated_taint
 from .inuse import InUse
 from .pools import Pool
 from .trace import Rejection, Tracer
@@ -47,8 +47,6 @@ MAX_SUBREQUESTS = 8
 FAIL, DONE, EXCEEDED = 0, 1, 2
 #: where a request's device search starts: (pool index, device index)
 _START = (0, 0)
-#: a counter set of which the current search consumes nothing
-_NOTHING_USED: Mapping[str, int] = MappingProxyType({})
 #: the arguments of one allocateOne call: claim, request, subrequest, device, whether the
 #: subrequest was chosen by its parent's loop, and where the device search starts (pool, device)
 Call = tuple[int, int, int, int, bool, tuple[int, int]]
@@ -120,54 +118,11 @@ class _Taken:
         self.result = False
 
 
-def tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
-    """Upstream ``resourceclaim.ToleratesTaint``."""
-    effect = toleration.get("effect") or ""
-    if effect and effect != taint.get("effect"):
-        return False
-    key = toleration.get("key") or ""
-    if key and key != taint.get("key"):
-        return False
-    op = toleration.get("operator") or "Equal"
-    if op == "Equal":
-        return (toleration.get("value") or "") == (taint.get("value") or "")
-    return op == "Exists"
-
-
-def untolerated_taint(device: DeviceView, tolerations: list[Mapping[str, Any]]) -> Mapping[str, Any] | None:
-    """The first NoSchedule/NoExecute taint of the device that no toleration covers."""
-    for taint in device.taints:
-        if taint.get("effect") in ("NoSchedule", "NoExecute"):
-            if not any(tolerates(t, taint) for t in tolerations):
-                return taint
-    return None
-
-
-def derived_value(value: Any) -> AttrValue | None:
-    """A CEL result of a derived attribute as an attribute value."""
-    def element(v: Any) -> tuple[str, Any] | None:
-        if isinstance(v, bool):
-            return ("bool", v)
-        if isinstance(v, int):
-            return ("int", int(v))
-        if isinstance(v, str):
-            return ("string", v)
-        if v is None:
-            return None
-        return ("version", str(v))
-
-    if isinstance(value, (list, tuple)):
-        elements = tuple(e for e in (element(v) for v in value) if e is not None)
-        return (True, elements) if elements else None
-    e = element(value)
-    return (False, (e,)) if e is not None else None
-
-
 class Search:
     """One Allocate call: per-call state on top of the Allocator's indexes."""
 
     __slots__ = ("a", "f", "node", "claims", "pools", "problems", "in_use", "tracer", "requests", "selected_sub",
-                 "constraints", "results", "allocating", "shares", "allocating_capacity", "consumed_counters",
+                 "constraints", "results", "allocating", "shares", "allocating_capacity", "ledger",
                  "compat", "matches", "steps", "ticks", "deadline", "num_requests", "last_rejection",
                  "needed_later")
 
@@ -193,11 +148,8 @@ class Search:
         #: device -> number of shares the current search holds
         self.shares: dict[tuple[str, str, str], int] = {}
         self.allocating_capacity: dict[tuple[str, str, str], dict[str, Quantity]] = {}
-        #: pool id -> counter set -> counter -> consumed by the current search
-        #: (in 1n units)
-        self.consumed_counters: dict[tuple[str, str], dict[str, dict[str, int]]] = {}
-        #: pool id -> counter set -> running compatibility-group state
-        self.compat: dict[tuple[str, str], dict[str, tuple[bool, bool, frozenset[str], str]]] = {}
+        #: the shared counters and compatibility groups this search has taken
+        self.ledger = CounterLedger(in_use, allocator.index.serial)
         self.matches: dict[tuple[tuple[int, int, int], int], bool] = {}
         self.steps = 0
         #: units of work (search steps and devices looked at) since the clock was last read
@@ -848,86 +800,29 @@ class Search:
         if taken.compat is not None:
             taken.compat()
         if taken.counters:
-            self._release_counters(taken.pool, taken.device)
+            self.ledger.give_back(taken.pool, taken.device)
 
     # -- counters ---------------------------------------------------------------------------
 
     def _consume_counters(self, rd: RequestData, pool: Pool, device: DeviceView) -> bool:
-        """Reserve the device's counters; False (and nothing reserved) when any set overflows."""
-        available = self.a.available_counters(pool, self.in_use)
-        consumed = self.consumed_counters.get(pool.id)
-        if consumed is None:
-            consumed = self.consumed_counters[pool.id] = {}
-        for cc in device.consumes:
-            per_set = consumed.get(cc.counter_set)
-            if per_set is None:
-                per_set = consumed[cc.counter_set] = {}
-            for name, v in cc.values.items():
-                per_set[name] = per_set.get(name, 0) + v
-        for set_name, counters in available.items():
-            used = consumed.get(set_name, _NOTHING_USED)
-            for name, left in counters.items():
-                if left < used.get(name, 0):
-                    if self.tracer is not None:
-                        need = sum(v for cc in device.consumes if cc.counter_set == set_name
-                                   for n, v in cc.values.items() if n == name)
-                        before = used.get(name, 0) - need
-                        total = pool.counter_sets.get(set_name, {}).get(name)
-                        fmt = total.format if total is not None else "DecimalSI"
-                        needed, rest = _fmt(need, fmt), _fmt(left - before, fmt)
-                        self._tell(rd, device, why.counters_exhausted(set_name, name, needed, rest))
-                    self._release_counters(pool, device)
-                    return False
-        return True
-
-    def _release_counters(self, pool: Pool, device: DeviceView) -> None:
-        consumed = self.consumed_counters.get(pool.id, {})
-        for cc in device.consumes:
-            per_set = consumed.get(cc.counter_set, {})
-            for name, v in cc.values.items():
-                per_set[name] = per_set.get(name, 0) - v
+        """Reserve the device's counters; False (and nothing reserved) when any counter of the pool overflows."""
+        shortage = self.ledger.take(pool, device)
+        if shortage is None:
+            return True
+        if self.tracer is not None:
+            self._tell(rd, device, why.counters_exhausted(shortage.counter_set, shortage.counter, shortage.needed,
+                                                          shortage.left))
+        return False
 
     def _consume_compat(self, rd: RequestData, pool: Pool, device: DeviceView) -> Callable[[], None] | None:
-        """Fold the device's compatibility groups into each counter set's running intersection."""
-        running = self.compat.setdefault(pool.id, {})
-        baseline = self.a.compat_baseline(pool, self.in_use)
-        saved: list[tuple[str, Any]] = []
-        for cc in device.consumes:
-            state = running.get(cc.counter_set)
-            if state is None:
-                state = baseline.get(cc.counter_set, (False, False, frozenset(), ""))
-            has_members, all_empty, groups, first = state
-            mine = cc.groups
-            if has_members:
-                if mine is None:
-                    admitted = all_empty
-                elif all_empty:
-                    admitted = False
-                else:
-                    admitted = bool(groups & mine)
-                if not admitted:
-                    for set_name, prev in reversed(saved):
-                        if prev is None:
-                            running.pop(set_name, None)
-                        else:
-                            running[set_name] = prev
-                    if self.tracer is not None:
-                        self._tell(rd, device, why.compatibility_conflict(cc.counter_set, mine, first,
-                                                                          None if all_empty else groups))
-                    return None
-                new = state if (all_empty or mine is None) else (True, False, groups & mine, first)
-            else:
-                new = (True, mine is None, mine or frozenset(), device.uid)
-            saved.append((cc.counter_set, running.get(cc.counter_set)))
-            running[cc.counter_set] = new
-
-        def undo() -> None:
-            for set_name, prev in reversed(saved):
-                if prev is None:
-                    running.pop(set_name, None)
-                else:
-                    running[set_name] = prev
-        return undo
+        """Join the device's compatibility groups; the undo, or None when they conflict."""
+        joined = self.ledger.join_groups(pool, device)
+        if isinstance(joined, GroupConflict):
+            if self.tracer is not None:
+                self._tell(rd, device, why.compatibility_conflict(joined.counter_set, joined.groups, joined.first,
+                                                                  joined.existing))
+            return None
+        return joined
 
     # -- attributes for constraints ---------------------------------------------------------
 
@@ -976,8 +871,3 @@ class Search:
     def _reject_capacity(self, rd: RequestData, device: DeviceView, short: cap.CapacityShortfall | None) -> None:
         if short is not None:
             self._tell(rd, device, why.capacity_short(short))
-
-
-def _fmt(value: int, fmt: str = "DecimalSI") -> str:
-    """A counter amount (in 1n units) as a canonical quantity string in the counter's format."""
-    return str(Quantity.from_fraction(Fraction(value, 1_000_000_000), fmt))

@@ -50,3 +50,23 @@ def lookup_attribute(attributes: Mapping[str, Any] | None, driver: str, name: st
     if sep and domain == driver:
         return attributes.get(ident)
     return None
+
+
+def derived_value(value: Any) -> AttrValue | None:
+    """A CEL result of a derived attribute as an attribute value."""
+    def element(v: Any) -> tuple[str, Any] | None:
+        if isinstance(v, bool):
+            return ("bool", v)
+        if isinstance(v, int):
+            return ("int", int(v))
+        if isinstance(v, str):
+            return ("string", v)
+        if v is None:
+            return None
+        return ("version", str(v))
+
+    if isinstance(value, (list, tuple)):
+        elements = tuple(e for e in (element(v) for v in value) if e is not None)
+        return (True, elements) if elements else None
+    e = element(value)
+    return (False, (e,)) if e is not None else None
