@@ -91,7 +91,7 @@ def test_nodes_namespaces_gates_and_versions(state: str) -> None:
     assert values(["usage", "--state", state, "--node"], "node-b")[0] == ["node-b"]
     assert values(["preview", "--state", state, "-n"], "")[0] == ["default", "ml"]
     names, directive = values(["preview", "--feature-gates"], "DRAAdminAccess=true,DRAPart")
-    assert names == ["DRAAdminAccess=true,DRAPartitionableDevices="]
+    assert names == ["DRAAdminAccess=true,DRAPartitionableDevices=", "DRAAdminAccess=true,DRAPartitionableDevicesType="]
     assert directive & DIRECTIVE_NO_SPACE
     assert values(["validate", "--feature-gates"], "DRAAdminAccess=t")[0] == ["DRAAdminAccess=true"]
     assert values(["usage", "--kubernetes-version"], "1.3")[0] == ["1.34", "1.35", "1.36", "1.37"]

@@ -4,7 +4,7 @@ that validation, usage and the allocator read is a row of that table (issue 9 it
 
 from __future__ import annotations
 
-import re
+import ast
 from pathlib import Path
 from typing import Callable
 
@@ -87,16 +87,16 @@ def test_gate_names_are_plain_strings_where_they_are_shown() -> None:
 
 
 def test_gate_names_are_written_only_in_the_gate_table() -> None:
-    """Outside gates.py, code names a gate through ``Gate``; a quoted gate name anywhere else in
-    the core or the webhook is a second spelling that a typo would turn into an error only at
-    run time (prose in docstrings and messages may still mention gates)."""
-    quoted = re.compile(r"""["'](%s)["']""" % "|".join(re.escape(g) for g in DRA_GATES))
+    """Outside gates.py, code names a gate through ``Gate``: no string literal anywhere else in
+    the core or the webhook is a gate name, a second spelling that a typo would turn into an
+    error only at run time (messages and docstrings may still mention gates in prose)."""
+    names = set(DRA_GATES)
     table = ROOT / "kubectl_dra" / "gates.py"
     files = [*sorted((ROOT / "kubectl_dra").rglob("*.py")), *sorted((ROOT / "webhook").rglob("*.py"))]
     offenders = [
-        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}"
         for path in files if path != table
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-        if quoted.search(line)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and node.value in names
     ]
     assert offenders == []
