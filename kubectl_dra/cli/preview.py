@@ -14,7 +14,6 @@ import click
 from ..types import Obj
 from ..errors import UsageError
 from .completion import complete_target
-from .explain import render_explanation
 from .options import timeout_option
 from .common import (
     OUTPUT_FORMATS, check_namespace_flags, default_namespace, dump, gate_options, load_cluster, name_output,
@@ -134,6 +133,8 @@ def _explanation(state: "ClusterState", gates: "FeatureGates", plan: "PreviewPla
                  no_headers: bool, targets: Sequence[str], filenames: Sequence[str],
                  timeout: float) -> tuple[str, int]:
     """The explain presenter's text and exit code (see kubectl_dra.cli.explain.render_explanation)."""
+    from .explain import render_explanation  # (only for nodes that do not fit: most previews never need it)
+
     label = " ".join([*targets, *(f"-f {f}" for f in filenames)])
     return render_explanation(state, gates, plan, nodes=list(nodes) or None, output=output,
                               no_headers=no_headers, target=label, timeout=timeout)

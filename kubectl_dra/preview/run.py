@@ -10,8 +10,6 @@ from ..limits import CANNOT_ALLOCATE, FILTER_TIMEOUT, TIMED_OUT
 from ..errors import DraError, NotFoundError
 from ..gates import BASE_GATE
 from ..types import Obj
-from ..explain.node import explain_node
-from ..explain.tracer import ExplainTracer
 from ..state import ClusterState
 from .nodes import node_name, slice_node_names
 from .targets import PreviewClaim, PreviewPlan
@@ -98,6 +96,8 @@ def failure_reasons(allocator: "Allocator", node: Obj, claims: list[Obj], tracer
                     deadline: float | None = None) -> list[str]:
     """The specific reason a node is unschedulable (explain's one-line node reason), from the
     given explain tracer or from a second, traced allocation attempt; [] when none is known."""
+    from ..explain import ExplainTracer, explain_node  # (only unschedulable nodes need explain)
+
     name = node_name(node)
     try:
         if not isinstance(tracer, ExplainTracer):
