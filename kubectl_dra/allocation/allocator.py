@@ -86,8 +86,6 @@ class Allocator:
         self.last_search_steps = 0
         #: validated requests per list of claims (see Search.prepare)
         self.prepared: dict[tuple[int, ...], Any] = {}
-        #: (claim, prepared requests) without any config to copy (see results._config)
-        self.no_config: dict[tuple[int, int], tuple[Any, Any, bool]] = {}
 
     # -- indexes --------------------------------------------------------------------------
 

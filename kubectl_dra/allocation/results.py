@@ -60,25 +60,9 @@ def _covers_all(names: list[str], chosen_names: list[tuple[str, str | None]]) ->
     return True
 
 
-def _without_config(search: "Search", ci: int, claim: Mapping[str, Any]) -> bool:
-    """Whether neither the claim nor the class of any of its (sub)requests has a config
-    (then there is nothing to copy, whichever subrequests were chosen); remembered per
-    claim and prepared request list, which the next nodes share."""
-    memo = search.a.no_config
-    key = (id(claim), id(search.requests))
-    entry = memo.get(key)
-    if entry is None or entry[0] is not claim or entry[1] is not search.requests:
-        none = not ((claim.get("spec") or {}).get("devices") or {}).get("config") and not any(
-            (rd.class_.get("spec") or {}).get("config") for (c, _, _), rd in search.requests.items() if c == ci)
-        if len(memo) > 256:
-            memo.clear()
-        entry = memo[key] = (claim, search.requests, none)
-    return entry[2]
-
-
 def _config(search: "Search", ci: int, claim: Mapping[str, Any]) -> list[dict[str, Any]]:
-    if _without_config(search, ci, claim):
-        return []
+    if not search.configured[ci]:
+        return []  # nothing to copy, whichever subrequests were chosen
     # the claim's requests as the search parsed them (kubectl_dra.model.claims), the chosen
     # subrequest standing for a request with alternatives
     chosen = [_selected(search, ci, ri) for ri in range(search.num_requests[ci])]

@@ -123,7 +123,7 @@ class Search:
 
     __slots__ = ("a", "f", "node", "claims", "pools", "problems", "in_use", "tracer", "requests", "selected_sub",
                  "constraints", "results", "allocating", "shares", "allocating_capacity", "ledger",
-                 "compat", "matches", "steps", "ticks", "deadline", "num_requests", "last_rejection",
+                 "matches", "steps", "ticks", "deadline", "num_requests", "last_rejection", "configured",
                  "needed_later")
 
     def __init__(self, allocator: "Allocator", node: Mapping[str, Any], claims: list[Mapping[str, Any]],
@@ -156,6 +156,8 @@ class Search:
         self.ticks = 0
         self.deadline = deadline if deadline is not None else float("inf")
         self.num_requests: list[int] = []
+        #: per claim: whether it or the class of any of its (sub)requests has a config to copy
+        self.configured: list[bool] = []
         #: the rejection last handed to the tracer
         self.last_rejection: Rejection | None = None
         #: (claim, request) -> devices that a later "all devices" request needs exclusively
@@ -178,6 +180,7 @@ class Search:
             self.constraints = [[type(c)(c.attribute, list(c.requests), c.list_types) for c in group]
                                 for group in cached[2]] if cached[3] else cached[2]
             self.num_requests = cached[4]
+            self.configured = cached[5]
             return
         self._prepare()
         if not any(rd.all_mode for rd in self.requests.values()):
@@ -185,7 +188,7 @@ class Search:
                 self.a.prepared.clear()
             has_constraints = any(self.constraints)
             self.a.prepared[key] = (list(self.claims), self.requests, self.constraints, has_constraints,
-                                    self.num_requests)
+                                    self.num_requests, self.configured)
 
     def _prepare(self) -> None:
         """Upstream's per-claim checks before searching: gates of the request kinds, the
@@ -227,6 +230,8 @@ class Search:
                 else:
                     raise AllocationError(f"claim {ref}, constraint #{i}: empty constraint (unsupported constraint type?)")
             self.constraints.append(constraints)
+            self.configured.append(bool(devices.config) or any(
+                (rd.class_.get("spec") or {}).get("config") for key, rd in self.requests.items() if key[0] == ci))
 
     def _validate(self, ci: int, request: ClaimsRequest) -> RequestData:
         """Upstream ``validateDeviceRequest``: selectors, gates, class, count or all devices."""
