@@ -1,0 +1,254 @@
+"""A fast path for the YAML ``kubectl get -o yaml`` writes: rapidyaml parses, JSON carries the values.
+
+rapidyaml (``ryml``, a C++ parser) reads a 50 MB dump several times faster than libyaml's
+events can even be created in Python. Its tree is emitted as JSON and decoded by the
+standard library, so the values arrive without one Python call per node. The fast path
+may only *decline*, never differ: :func:`load_fast` returns ``None`` unless the result is
+provably what the event builder (:mod:`.bounded`) gives, and the caller then runs that.
+
+It declines when the text holds anything that needs the builder's own handling or where
+the two parsers could disagree (a *conservative* scan of the text, so harmless text such
+as ``a * b`` in a string may also decline; that only costs time):
+
+* anchors, aliases, tags, directives, explicit keys (``&``, ``*``, ``!``, ``%``, ``?`` where
+  a node can start) and the reserved ``@`` and backtick: alias bounds, tag rules and the
+  errors for these stay the builder's;
+* tabs, carriage returns, a byte order mark, YAML 1.1's extra line breaks (NEL, LS, PS)
+  and characters libyaml refuses: the two parsers treat these differently;
+* a backslash that is not a plain escape (``\\n``, ``\\"``, ``\\u00e9``, ...): a NUL or a
+  surrogate, ``\\x``/``\\U`` escapes and unknown escapes;
+* flow-style corners libyaml refuses and rapidyaml reads (``[:x]``, ``{x:}``) and ``...``
+  document end markers;
+* a plain scalar that YAML 1.1 (PyYAML's resolver) reads as something other than a string
+  (``yes``, ``~``, ``0x1f``, ``017``, ``1_000``, ``2001-12-14``, ``.inf``, ``<<`` ...), other
+  than the forms JSON writes the same way (``true``, ``false``, ``null``, decimal numbers),
+  and the words rapidyaml rewrites in JSON (``inf``, ``nan``, ``infinity``);
+* a mapping key that YAML 1.1 would not read as a string (``1: x``, ``null: x``), a key
+  given twice, a float written in a form YAML 1.1 reads as a string (``1e3``), nesting
+  deeper than rapidyaml's emitter goes (64), or any error at all from rapidyaml or the
+  JSON decoder (the builder then reports it with its line and column).
+
+rapidyaml reports errors on the process's standard error before raising them, so the
+fast path runs only in a single-threaded process and points file descriptor 2 at the null
+device while rapidyaml runs (restored at once after; nothing else can write meanwhile).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import threading
+from typing import Any
+
+import yaml
+
+try:
+    import ryml
+except ImportError:  # pragma: no cover - rapidyaml is a declared dependency; without it the builder loads
+    ryml = None
+
+_STR = "tag:yaml.org,2002:str"
+_VALUE = "tag:yaml.org,2002:value"
+_INDICATOR_TAG = "tag:yaml.org,2002:yaml"
+
+#: every character of plain ASCII text that needs no closer look (printable, or a line feed)
+_PLAIN_ASCII = bytes(range(0x20, 0x7F)) + b"\n"
+#: characters the two parsers treat differently, or that libyaml refuses (it then reports them)
+_ODD_CHARACTERS = re.compile(
+    "[\t\r\x85\u2028\u2029\ufeff\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
+#: a backslash (after any escaped backslashes) that is not one of the escapes both parsers decode alike
+_ODD_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*+\\(?![\"nrtbfv aeNLP_]|u(?![dD][89a-fA-F]|0000)[0-9a-fA-F]{4})")
+#: a ``:`` that starts a plain scalar in a flow collection, or ends one before a flow indicator
+#: (libyaml refuses both; rapidyaml reads them), and a document end marker (libyaml wants ``---`` next)
+_ODD_SYNTAX = (re.compile(r"[\[{,][ ]*:(?![ \n])"), re.compile(r":[\]},]"), re.compile(r"\n\.\.\."))
+#: anchors, aliases, tags, directives, explicit keys, the reserved indicators, and flow
+#: indicators no node starts with (libyaml refuses ``- ]x``; rapidyaml reads a plain scalar)
+_INDICATORS = "&*!%?@`,]}"
+_NOT_INDICATORS = bytes(sorted(set(range(256)) - set(_INDICATORS.encode())))
+#: what stands before an indicator that can start a node: a line's start, ``[``, ``{``, ``,``,
+#: ``-``/``?``/``:`` and a space, or a JSON-like ``":``; then spaces
+_NODE_START_BEFORE = re.compile(r"(?:^|[\[{,]|[-?:] |[\"']:) *\Z")
+#: the same for a closing bracket, which may follow an opening one or a comma (``[]``, ``[a, ]``)
+_CLOSE_START_BEFORE = re.compile(r"(?:^|[-?:] |[\"']:) *\Z")
+#: how far back an indicator's context is read (a longer run of spaces declines)
+_CONTEXT = 256
+#: plain scalars JSON writes exactly as YAML 1.1 reads them (floats are checked again on decoding)
+_SAME_IN_JSON = r"true|false|null|-?(?:0|[1-9][0-9]*)(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?"
+#: words rapidyaml's JSON emitter rewrites (``inf`` becomes ``".inf"``) although YAML 1.1 reads strings
+_RYML_SPECIAL = r"[-+]?\.?(?:inf|Inf|INF|infinity)|\.?(?:nan|NaN|Nan|NAN)"
+#: a date that a folded plain scalar can continue into a YAML 1.1 timestamp on its next line
+_DATE = r"[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?"
+#: pieces of a blank-separated word that could each be a whole plain scalar
+_WORD_PIECES = re.compile(r"[\[\]{},]+|[\"']:")
+#: a YAML 1.1 float with an exponent (with another exponent form YAML 1.1 reads a string)
+_YAML11_EXPONENT_FLOAT = re.compile(r"-?[0-9]+\.[0-9]*[eE][-+][0-9]+")
+#: text split into words this many characters at a time (bounds the memory the word list takes)
+_CHUNK = 1 << 20
+
+
+def _typed_plain_scalars() -> str:
+    """PyYAML's own implicit resolvers (YAML 1.1) for every type but string, as one pattern (its
+    ``!``/``&``/``*`` resolver aside: where those start a node, the indicator scan declines)."""
+    patterns = {regexp.pattern for resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.values()
+                for tag, regexp in resolvers if tag not in (_STR, _VALUE, _INDICATOR_TAG)}
+    return "|".join(f"(?:{pattern.removeprefix('^').removesuffix('$')})" for pattern in sorted(patterns))
+
+
+#: a piece that, written plain, YAML 1.1 and rapidyaml's JSON would read differently
+_DIFFERS = re.compile(
+    rf"(?!(?:{_SAME_IN_JSON}):?\Z)(?:{_typed_plain_scalars()}|{_RYML_SPECIAL}|{_DATE}):?\Z", re.VERBOSE)
+
+
+def decline_reason(text: str) -> str | None:
+    """Why the fast path leaves ``text`` to the event builder, or ``None``. The scan is
+    conservative: it may decline harmless text, never text the two parsers read differently."""
+    data = text.encode("utf-8", "surrogatepass")
+    if data.translate(None, _PLAIN_ASCII):
+        for pattern in (_ODD_CHARACTERS, _ODD_ESCAPE):
+            match = pattern.search(text)
+            if match is not None:
+                return f"{match.group()!r} at offset {match.start()}"
+    elif "\\" in text and (match := _ODD_ESCAPE.search(text)) is not None:
+        return f"escape {match.group()!r} at offset {match.start()}"
+    if text.startswith("..."):
+        return "a document end marker"
+    for pattern in _ODD_SYNTAX:
+        if (match := pattern.search(text)) is not None:
+            return f"{match.group()!r} at offset {match.start()}"
+    for indicator in set(data.translate(None, _NOT_INDICATORS).decode()):
+        start = text.find(indicator)
+        while start >= 0:
+            if _starts_node(text, start, _CLOSE_START_BEFORE if indicator in "]}" else _NODE_START_BEFORE):
+                return f"indicator {indicator!r} at offset {start}"
+            start = text.find(indicator, start + 1)
+    return _differing_word(text)
+
+
+def _starts_node(text: str, position: int, context: re.Pattern[str]) -> bool:
+    """Whether the character at ``position`` stands where a node can start (what precedes it
+    on its line matches ``context``)."""
+    low = max(0, position - _CONTEXT)
+    newline = text.rfind("\n", low, position)
+    if newline < 0 and low > 0:  # the line starts out of reach: spaces all the way may be indentation
+        before = text[low:position]
+        return not before.strip(" ") or context.search(before) is not None
+    return context.search(text[newline + 1:position]) is not None
+
+
+def _differing_word(text: str) -> str | None:
+    """A blank-separated piece of text that, as a plain scalar, YAML 1.1 and JSON read differently."""
+    words: set[str] = set()
+    start, size = 0, len(text)
+    while start < size:
+        end = text.find("\n", start + _CHUNK)
+        end = size if end < 0 else end
+        words.update(text[start:end].split())
+        start = end
+    for word in words:
+        if word == ":":  # a key written ``key : value`` (or an empty key): typed keys are checked by word
+            return "a lone ':'"
+        for piece in _WORD_PIECES.split(word):
+            if piece and _DIFFERS.match(piece):
+                return f"plain scalar {piece!r}"
+    return None
+
+
+class _Declined(Exception):
+    """The fast path cannot vouch for this text."""
+
+
+class _Decoder:
+    """JSON hooks for one document: count keys, refuse keys YAML 1.1 would type (owns its cache)."""
+
+    def __init__(self, resolver: yaml.resolver.Resolver, string_keys: set[str]) -> None:
+        self.resolver, self.string_keys = resolver, string_keys
+        self.keys = 0
+
+    def mapping(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """A decoded mapping whose keys YAML 1.1 reads as strings even when plain."""
+        self.keys += len(obj)
+        if not self.string_keys.issuperset(obj):
+            for key in obj.keys() - self.string_keys:
+                if self.resolver.resolve(yaml.ScalarNode, key, (True, False)) not in (_STR, _VALUE):
+                    raise _Declined(f"key {key!r} is typed in YAML 1.1")
+                self.string_keys.add(key)
+        return obj
+
+    @staticmethod
+    def real(text: str) -> float:
+        """A float, unless YAML 1.1 reads its plain form as a string (``1e3``)."""
+        if ("e" in text or "E" in text) and not _YAML11_EXPONENT_FLOAT.fullmatch(text):
+            raise _Declined(f"{text} is a string in YAML 1.1")
+        return float(text)
+
+
+def load_fast(text: str) -> list[Any] | None:
+    """Every document of ``text`` as the event builder would give them, or ``None`` to decline."""
+    if ryml is None or not _single_threaded() or decline_reason(text) is not None:
+        return None
+    try:
+        documents = _emit_documents(text.encode("utf-8"))
+        resolver, string_keys = yaml.resolver.Resolver(), set()
+        values = []
+        for json_text in documents:
+            values.append(_decode(json_text, _Decoder(resolver, string_keys)))
+        return values
+    except Exception:  # noqa: BLE001 - declining is always safe: the builder decides and reports
+        return None
+
+
+def _single_threaded() -> bool:
+    """Whether no other thread runs (one that could write to standard error while it is muted)."""
+    return threading.active_count() == 1
+
+
+def _decode(json_text: str, decoder: _Decoder) -> Any:
+    """One document's value; a key given twice declines (rapidyaml keeps both, JSON the last)."""
+    if '\\": ' in json_text:  # a string holding '": ' would spoil the count of keys below
+        raise _Declined("a string holds a quote, a colon and a space")
+    value = json.loads(json_text, object_hook=decoder.mapping, parse_float=decoder.real)
+    if decoder.keys != json_text.count('": '):  # rapidyaml writes each key as "key": and nothing else so
+        raise _Declined("a key given twice")
+    return value
+
+
+def _emit_documents(data: bytes) -> list[str]:
+    """Each document of the stream as JSON text, from rapidyaml (its error output discarded)."""
+    with _quiet_stderr():
+        tree = ryml.parse_in_arena(data)
+        root = tree.root_id()
+        if tree.is_stream(root):
+            documents, child = [], tree.first_child(root)
+            while child != ryml.NONE:
+                documents.append(_emit(tree, child))
+                child = tree.next_sibling(child)
+            return documents
+        if not (tree.is_map(root) or tree.is_seq(root) or tree.is_val(root)):
+            return []  # nothing but comments or blanks: no document
+        return [_emit(tree, root)]
+
+
+def _emit(tree: Any, node: int) -> str:
+    json_text = ryml.emit_json_malloc(tree, node)
+    if json_text is None:
+        raise _Declined("rapidyaml emitted nothing")
+    return json_text
+
+
+class _quiet_stderr:
+    """Point file descriptor 2 at the null device for a moment (single-threaded callers only)."""
+
+    def __enter__(self) -> None:
+        sys.stderr.flush()
+        self.saved = os.dup(2)
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, 2)
+        finally:
+            os.close(null)
+
+    def __exit__(self, *exc: object) -> None:
+        os.dup2(self.saved, 2)
+        os.close(self.saved)
