@@ -2,7 +2,9 @@
 
 (a) A ~50 MB YAML dump as ``kubectl get -o yaml`` writes it: 2,200 nodes with 64 devices each
     (140,800 devices) and 11 of each node's devices in use (24,200 allocated claims), and the
-    same state as JSON. Loading each (best of 2, in this process), then ``usage`` and
+    same state as JSON. Decoding the YAML text alone through the rapidyaml fast path and
+    through the libyaml event builder it falls back to (CPU, once each), loading each file
+    (best of 2, in this process), then ``usage`` and
     ``preview template/…`` as the installed command runs them (a fresh process each: wall
     time and peak memory). Budgets: YAML loads in <= 10 s; YAML commands within 2x of JSON.
 (b) A 529-byte YAML alias bomb (10 levels x 9 aliases) given to ``validate -f``: refused with
@@ -51,6 +53,23 @@ def _load_seconds(path: Path) -> tuple[float, float]:
     return best
 
 
+def _decode_seconds(path: Path) -> tuple[str, float, float]:
+    """(why the fast path declines or "taken", its CPU seconds, the event builder's CPU seconds)."""
+    from kubectl_dra.state import bounded, fastyaml
+
+    text = path.read_text()
+    reason = fastyaml.decline_reason(text) or "taken"
+    cpu = time.process_time()
+    fast = fastyaml.load_fast(text)
+    fast_cpu = time.process_time() - cpu
+    cpu = time.process_time()
+    built = list(bounded._Builder().documents(text))
+    builder_cpu = time.process_time() - cpu
+    if fast is not None and fast != built:
+        raise SystemExit("the fast path and the event builder disagree on the dump")
+    return reason, fast_cpu, builder_cpu
+
+
 def _command(*argv: str) -> tuple[float, float, int, str]:
     """(wall seconds, CPU seconds, peak MB, exit code) of one command in a fresh process (output discarded)."""
     done = subprocess.run([sys.executable, "-c", _RUNNER, *argv], stdout=subprocess.DEVNULL,
@@ -79,6 +98,9 @@ def main(argv: list[str] | None = None) -> None:
         devices = nodes * DEVICES
         print(f"(a) {nodes} nodes, {devices:,} devices: YAML {yaml_path.stat().st_size / 1e6:.1f} MB, "
               f"JSON {json_path.stat().st_size / 1e6:.1f} MB")
+        reason, fast_cpu, builder_cpu = _decode_seconds(yaml_path)
+        print(f"    YAML decoding: rapidyaml fast path {reason}, {fast_cpu:.1f} s CPU; "
+              f"libyaml event builder {builder_cpu:.1f} s CPU")
         loads = {fmt: _load_seconds(path) for fmt, path in (("yaml", yaml_path), ("json", json_path))}
         print(f"    load_state: YAML {loads['yaml'][0]:.1f} s ({loads['yaml'][1]:.1f} s CPU), "
               f"JSON {loads['json'][0]:.1f} s ({loads['json'][1]:.1f} s CPU); YAML budget {YAML_LOAD_BUDGET:.0f} s: "
