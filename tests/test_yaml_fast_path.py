@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import threading
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Iterator
 from unittest import mock
 
@@ -25,6 +26,7 @@ from hypothesis import strategies as st
 from benchmarks import synthetic
 from kubectl_dra.state import bounded, fastyaml
 from kubectl_dra.state.bounded import DecodeError, load_yaml
+from tests.cli_support import run
 
 pytestmark = pytest.mark.skipif(fastyaml.ryml is None, reason="rapidyaml is not installed")
 
@@ -398,3 +400,34 @@ def test_rapidyaml_errors_print_nothing(capfd: pytest.CaptureFixture[str]) -> No
     assert fast("a: b: c\n") is None
     out, err = capfd.readouterr()
     assert (out, err) == ("", "")
+
+
+# --------------------------------------------------------------------------- through the command line
+
+
+@pytest.mark.parametrize(("tail", "message", "below"), [
+    ("broken: [1, 2\n", "malformed YAML", 1),  # libyaml finds the list unclosed at the end
+    ("apiVersion: again\n", "duplicate key 'apiVersion'", 0),
+    ("alias: *nowhere\n", "unknown anchor 'nowhere'", 0),
+])
+def test_big_bad_files_give_the_builders_one_line_error(tmp_path: Path, capfd: pytest.CaptureFixture[str],
+                                                        tail: str, message: str, below: int) -> None:
+    """Errors in big files come from the builder, with line and column, and nothing from rapidyaml."""
+    text = kubectl_dump(40) + tail
+    assert len(text) >= bounded.FAST_PATH_MIN_CHARS
+    path = tmp_path / "dump.yaml"
+    path.write_text(text)
+    code, out, err = run(capfd, "usage", "--state", str(path))
+    line = text.count("\n") + below
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert message in err and f"{path}: line {line}, column" in err, err
+
+
+def test_a_big_dump_gives_the_same_usage_as_its_json(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    objs = synthetic.cluster(30, 8, in_use=0.25)
+    yaml_path = synthetic.write_yaml(objs, tmp_path / "dump.yaml")
+    json_path = synthetic.write_json(objs, tmp_path / "dump.json")
+    assert yaml_path.stat().st_size >= bounded.FAST_PATH_MIN_CHARS
+    assert fastyaml.decline_reason(yaml_path.read_text()) is None
+    outputs = [run(capfd, "usage", "--state", str(path), "-o", "json") for path in (yaml_path, json_path)]
+    assert outputs[0] == outputs[1] and outputs[0][0] == 0

@@ -104,7 +104,11 @@ _DIFFERS = re.compile(
 def decline_reason(text: str) -> str | None:
     """Why the fast path leaves ``text`` to the event builder, or ``None``. The scan is
     conservative: it may decline harmless text, never text the two parsers read differently."""
-    data = text.encode("utf-8", "surrogatepass")
+    return _decline_reason(text, text.encode("utf-8", "surrogatepass"))
+
+
+def _decline_reason(text: str, data: bytes) -> str | None:
+    """:func:`decline_reason`, given the text's UTF-8 bytes (surrogates passed through)."""
     if data.translate(None, _PLAIN_ASCII):
         for pattern in (_ODD_CHARACTERS, _ODD_ESCAPE):
             match = pattern.search(text)
@@ -186,14 +190,18 @@ class _Decoder:
 
 def load_fast(text: str) -> list[Any] | None:
     """Every document of ``text`` as the event builder would give them, or ``None`` to decline."""
-    if ryml is None or not _single_threaded() or decline_reason(text) is not None:
+    if ryml is None or not _single_threaded():
+        return None
+    data = text.encode("utf-8", "surrogatepass")
+    if _decline_reason(text, data) is not None:
         return None
     try:
-        documents = _emit_documents(text.encode("utf-8"))
+        documents = _emit_documents(data)
+        del data
         resolver, string_keys = yaml.resolver.Resolver(), set()
         values = []
-        for json_text in documents:
-            values.append(_decode(json_text, _Decoder(resolver, string_keys)))
+        while documents:  # each JSON text is dropped once decoded
+            values.append(_decode(documents.pop(0), _Decoder(resolver, string_keys)))
         return values
     except Exception:  # noqa: BLE001 - declining is always safe: the builder decides and reports
         return None
