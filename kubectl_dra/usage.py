@@ -272,11 +272,10 @@ class Pool:
     name: str
     generation: int
     #: the newest generation's slices, sorted by name: what usage counts
-    slices: list[SliceView]
-    #: resourceSliceCount as the allocator reads it (from the generation's first slice)
-    expected: int
-    #: every slice of the pool, of every generation, in state order: what the allocator judges
-    history: list[SliceView] = field(default_factory=list, repr=False)
+    slices: list[Obj]
+    #: every slice of the pool, of every generation, with its position in the state: what
+    #: the allocator judges
+    history: list[tuple[int, Obj]] = field(default_factory=list, repr=False)
 
     #: the allocator finds slices missing (not: the pool is skipped for a disabled gate)
     incomplete: bool = False
@@ -285,66 +284,80 @@ class Pool:
     notes: list[str] = field(default_factory=list)
 
 
+def _generation(slice_: Obj) -> int:
+    """pool.generation of a slice; unreadable counts as 0, as the allocator's views read it."""
+    try:
+        return int(((slice_.get("spec") or {}).get("pool") or {}).get("generation") or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
 def current_pools(slices: Iterable[Obj], features: Features | None = None) -> list[Pool]:
     """Slices grouped by (driver, pool), keeping only the newest generation, sorted by name,
     each judged as the allocator with ``features`` judges it (:func:`pool_findings`); without
     features only ``incomplete`` is set, as for a scheduler with every feature."""
-    views = [slice_view(s, i) for i, s in enumerate(slices)]
     pools: dict[tuple[str, str], Pool] = {}
-    for sv in views:
-        current = pools.get(sv.pool_id)
+    for index, s in enumerate(slices):
+        spec = s.get("spec") or {}
+        key = (str(spec.get("driver") or ""), str((spec.get("pool") or {}).get("name") or ""))
+        generation = _generation(s)
+        current = pools.get(key)
         if current is None:
-            current = pools[sv.pool_id] = Pool(sv.driver, sv.pool, sv.generation, [sv], sv.slice_count)
-        elif sv.generation > current.generation:
-            current.generation, current.slices, current.expected = sv.generation, [sv], sv.slice_count
-        elif sv.generation == current.generation:
-            current.slices.append(sv)
-        current.history.append(sv)
+            current = pools[key] = Pool(key[0], key[1], generation, [s])
+        elif generation > current.generation:
+            current.generation, current.slices = generation, [s]
+        elif generation == current.generation:
+            current.slices.append(s)
+        current.history.append((index, s))
     for pool in pools.values():
-        pool.slices.sort(key=lambda sv: sv.name)
-        if features is None:
-            verdict = whole_pool(pool.history, partitionable=True, compat_groups=True)
-            pool.incomplete = verdict is not None and verdict.incomplete
-        else:
-            pool_findings(pool, features)
+        pool.slices.sort(key=lambda s: (s.get("metadata") or {}).get("name") or "")
+        pool_findings(pool, features)
     return [pools[k] for k in sorted(pools)]
 
 
 COMPLETE, INCOMPLETE, INVALID = "complete", "incomplete", "invalid"
 
 
-def pool_findings(pool: Pool, features: Features) -> tuple[str, list[str]]:
-    """(status, notes): what the allocator makes of the pool with ``features``, also set on the
-    pool with its ``incomplete`` flag (slices missing, whatever the gates).
+def pool_findings(pool: Pool, features: Features | None) -> tuple[str, list[str]]:
+    """(status, notes): what the allocator makes of the pool with ``features``, set on the pool
+    with its ``incomplete`` flag (slices missing, whatever the gates); without features only
+    the flag, as for a scheduler with every feature.
 
     Whether the pool is incomplete (slices missing, or compatibility groups a scheduler
     without the gate cannot honour) or invalid, and why, is the allocator's own verdict
     (:func:`kubectl_dra.allocation.pools.whole_pool`); a usable pool then gets a note per
-    kind of device the search refuses one by one because a gate is off."""
-    verdict = whole_pool(pool.history, partitionable=features.partitionable,
-                         compat_groups=features.compatibility_groups)
+    kind of device the search refuses one by one because a gate is off. The allocator's
+    views of the slices live only for this call: kept for every pool of a big cluster they
+    cost more (in the cyclic GC's passes over them) than building them."""
+    views = [slice_view(s, index) for index, s in pool.history]
+    verdict = whole_pool(views, partitionable=True if features is None else features.partitionable,
+                         compat_groups=True if features is None else features.compatibility_groups)
     # the gate check comes after the slice count: a pool skipped for a gate has every slice
     pool.incomplete = verdict is not None and verdict.incomplete and not verdict.incomplete_gate
+    if features is None:
+        return pool.status, pool.notes
+    newest = {id(s) for s in pool.slices}
+    current = [sv for sv in views if id(sv.raw) in newest]
     if verdict is not None and verdict.incomplete:
         if verdict.incomplete_gate:
             found = INCOMPLETE, [gated_incomplete_note(verdict.incomplete_gate)]
-        else:
-            found = INCOMPLETE, [f"{len(pool.slices)} of {pool.expected} slices published"]
+        else:  # the count the allocator compares with: the generation's first slice's
+            found = INCOMPLETE, [f"{len(current)} of {current[0].slice_count} slices published"]
     elif verdict is not None and verdict.invalid:
         found = INVALID, [verdict.invalid_reason]
     else:
-        found = COMPLETE, _gated_device_notes(pool, features)
+        found = COMPLETE, _gated_device_notes(current, features)
     pool.status, pool.notes = found
     return found
 
 
-def _gated_device_notes(pool: Pool, features: Features) -> list[str]:
+def _gated_device_notes(slices: list[SliceView], features: Features) -> list[str]:
     """Devices the allocator's search refuses one by one because a gate is off, read from the
     same device views and fields as its checks (``Search._check_selectable``,
     ``_allocate_device``; per-device node selection: ``gather_pools`` skips the slice)."""
     partitionable = features.partitionable
     per_device = consuming = with_binding = skipping = multi = 0
-    for sv in pool.slices:
+    for sv in slices:
         if sv.shared_counter_names and not partitionable:
             continue  # the allocator does not see the slice at all
         if sv.per_device_node_selection and not partitionable:
@@ -466,8 +479,8 @@ def _account_pool(pool: Pool, in_use: InUse, rows: dict[tuple[str, ...], UsageRo
     consumed_counters: dict[tuple[str, str], Number] = {}
     consuming = in_use.consuming
     driver, pool_name = pool.driver, pool.name
-    for sv in pool.slices:
-        spec = sv.raw.get("spec") or {}
+    for s in pool.slices:
+        spec = s.get("spec") or {}
         slice_node = spec.get("nodeName")
         for counter_set in spec.get("sharedCounters") or []:
             set_name = str(counter_set.get("name") or "")
