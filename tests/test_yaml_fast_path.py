@@ -321,6 +321,7 @@ DECLINED_BEFORE_PARSING = {
     "plain scalar ending with ':' in flow": "a: {x:}\n",
     "plain scalar starting with ']'": "- ]x\n",
     "plain scalar starting with ','": "a: ,x\n",
+    "tag after a closing bracket": "{}!\n",
     "document end marker": "a: x\n...\n---\nb: y\n",
     "document end marker then no start": "a: x\n...\nb: y\n",
 }
