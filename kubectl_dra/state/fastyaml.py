@@ -71,8 +71,11 @@ _NOT_INDICATORS = bytes(sorted(set(range(256)) - set(_INDICATORS.encode())))
 #: ``-``/``?``/``:`` and a space, or a JSON-like ``":``; then spaces. Also after ``]``/``}``, where
 #: libyaml refuses more content and rapidyaml reads ``{}!`` as a second, tagged node
 _NODE_START_BEFORE = re.compile(r"(?:^|[\[{,\]}]|[-?:] |[\"']:) *\Z")
-#: the same for a closing bracket, which may follow an opening one or a comma (``[]``, ``[a, ]``)
+#: the same for a comma, which may follow a closing bracket (``[[a], [b]]``)
+_COMMA_START_BEFORE = re.compile(r"(?:^|[\[{,]|[-?:] |[\"']:) *\Z")
+#: the same for a closing bracket, which may follow any bracket or a comma (``[]``, ``[a, ]``, ``}}``)
 _CLOSE_START_BEFORE = re.compile(r"(?:^|[-?:] |[\"']:) *\Z")
+_CONTEXTS = {",": _COMMA_START_BEFORE, "]": _CLOSE_START_BEFORE, "}": _CLOSE_START_BEFORE}
 #: how far back an indicator's context is read (a longer run of spaces declines)
 _CONTEXT = 256
 #: plain scalars JSON writes exactly as YAML 1.1 reads them (floats are checked again on decoding)
@@ -125,7 +128,7 @@ def _decline_reason(text: str, data: bytes) -> str | None:
     for indicator in set(data.translate(None, _NOT_INDICATORS).decode()):
         start = text.find(indicator)
         while start >= 0:
-            if _starts_node(text, start, _CLOSE_START_BEFORE if indicator in "]}" else _NODE_START_BEFORE):
+            if _starts_node(text, start, _CONTEXTS.get(indicator, _NODE_START_BEFORE)):
                 return f"indicator {indicator!r} at offset {start}"
             start = text.find(indicator, start + 1)
     return _differing_word(text)
