@@ -288,6 +288,8 @@ DECLINED_BEFORE_PARSING = {
     "anchor in flow": "a: [1, &x 2]\n",
     "anchor after JSON-like key": 'a: {"k":&x 2}\n',
     "anchor after a long indentation": "a:\n" + " " * 300 + "&x b: 1\n",
+    "deep block nesting (rapidyaml 0.15.2 crashes emitting it)": "".join(" " * i + "a:\n" for i in range(600)),
+    "deep compact sequences": "- " * 40 + "x\n",
     "tab": "a:\t1\n",
     "carriage return": "a: 1\r\nb: 2\r\n",
     "byte order mark": "\ufeffa: 1\n",

@@ -19,6 +19,8 @@ as ``a * b`` in a string may also decline; that only costs time):
   surrogate, ``\\x``/``\\U`` escapes and unknown escapes;
 * flow-style corners libyaml refuses and rapidyaml reads (``[:x]``, ``{x:}``) and ``...``
   document end markers;
+* a line indented 60 columns or more (block nesting rapidyaml's emitter would refuse anyway,
+  and on which rapidyaml 0.15.2 can crash);
 * a plain scalar that YAML 1.1 (PyYAML's resolver) reads as something other than a string
   (``yes``, ``~``, ``0x1f``, ``017``, ``1_000``, ``2001-12-14``, ``.inf``, ``<<`` ...), other
   than the forms JSON writes the same way (``true``, ``false``, ``null``, decimal numbers),
@@ -63,6 +65,12 @@ _ODD_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*+\\(?![\"nrtbfv aeNLP_]|u(?![dD][89a-
 #: a ``:`` that starts a plain scalar in a flow collection, or ends one before a flow indicator
 #: (libyaml refuses both; rapidyaml reads them), and a document end marker (libyaml wants ``---`` next)
 _ODD_SYNTAX = (re.compile(r"[\[{,][ ]*:(?![ \n])"), re.compile(r":[\]},]"), re.compile(r"\n\.\.\."))
+#: a line whose indentation and ``- `` indicators reach this column may nest block collections
+#: deeper than rapidyaml's JSON emitter goes (64): declined before parsing, as rapidyaml 0.15.2
+#: crashes (SIGSEGV) emitting block mappings nested some 550 deep
+_BLOCK_COLUMNS = 60
+_DEEP_BLOCK = re.compile(rf"[ \-]{{{_BLOCK_COLUMNS}}}")
+_DEEP_BLOCK_LINE = re.compile(rf"\n[ \-]{{{_BLOCK_COLUMNS}}}")
 #: anchors, aliases, tags, directives, explicit keys, the reserved indicators, and flow
 #: indicators no node starts with (libyaml refuses ``- ]x``; rapidyaml reads a plain scalar)
 _INDICATORS = "&*!%?@`,]}"
@@ -120,6 +128,8 @@ def _decline_reason(text: str, data: bytes) -> str | None:
                 return f"{match.group()!r} at offset {match.start()}"
     elif "\\" in text and (match := _ODD_ESCAPE.search(text)) is not None:
         return f"escape {match.group()!r} at offset {match.start()}"
+    if _DEEP_BLOCK.match(text) or _DEEP_BLOCK_LINE.search(text):
+        return f"a line indented {_BLOCK_COLUMNS} columns or more"
     if text.startswith("..."):
         return "a document end marker"
     for pattern in _ODD_SYNTAX:
