@@ -188,11 +188,19 @@ def _capacity(raw: Mapping[str, Any] | None, driver: str) -> dict[str, Capacity]
 
 def _consumption(c: Any) -> CounterConsumption:
     c = c or {}
-    return CounterConsumption(c.get("counterSet") or "", c.get("counters") or {},
-                              frozenset(c.get("compatibilityGroups") or ()) or None)
+    groups = c.get("compatibilityGroups")
+    return CounterConsumption(c.get("counterSet") or "", c.get("counters") or {}, frozenset(groups) if groups else None)
 
 
-def _device(raw: Mapping[str, Any], sv: SliceView) -> DeviceView:
+def _has_policies(capacity: Mapping[str, Any]) -> bool:
+    """Whether any capacity of a device has a request policy."""
+    for entry in capacity.values():
+        if entry and entry.get("requestPolicy"):
+            return True
+    return False
+
+
+def _device(raw: Mapping[str, Any], sv: SliceView, node_dependent: bool) -> DeviceView:
     # (built for every device of the cluster on the first preview: one lookup per field,
     # empty tuples shared)
     get = raw.get
@@ -206,7 +214,7 @@ def _device(raw: Mapping[str, Any], sv: SliceView) -> DeviceView:
     return DeviceView(
         raw, sv, name, (driver, pool, name), f"{driver}/{pool}/{name}",
         get("attributes") or {},
-        tuple(_consumption(c) for c in counters) if counters else (),
+        tuple([_consumption(c) for c in counters]) if counters else (),
         bool(get("allowMultipleAllocations")),
         tuple(taints) if taints else (),
         tuple(conditions) if conditions else (),
@@ -215,8 +223,8 @@ def _device(raw: Mapping[str, Any], sv: SliceView) -> DeviceView:
         get("nodeName") or "",
         bool(get("allNodes")),
         get("nodeSelector"),
-        has_policies=any((c or {}).get("requestPolicy") for c in capacity.values()) if capacity else False,
-        node_dependent=sv.per_device_node_selection or bool(sv.skip_node_operations),
+        has_policies=_has_policies(capacity) if capacity else False,
+        node_dependent=node_dependent,
     )
 
 
@@ -253,11 +261,15 @@ def slice_view(raw: Mapping[str, Any], index: int) -> SliceView:
         shared_counter_names=tuple(names),
         skip_node_operations=tuple(spec.get("skipNodeOperations") or ()),
     )
+    node_dependent = sv.per_device_node_selection or bool(sv.skip_node_operations)
     try:
-        sv.devices = [_device(d, sv) for d in spec.get("devices") or () if _is_mapping(d)]
+        sv.devices = devices = [_device(d, sv, node_dependent) for d in spec.get("devices") or () if _is_mapping(d)]
     except QuantityError as exc:
         raise InputError(f"ResourceSlice {sv.name}: {exc}") from None
-    # upstream tests "!= nil": an explicitly empty list still counts
-    sv.has_binding_conditions = any(d.raw.get("bindingConditions") is not None for d in sv.devices)
-    sv.has_compat_groups = any(c.groups for d in sv.devices if d.consumes for c in d.consumes)
+    for d in devices:
+        # upstream tests "!= nil": an explicitly empty list still counts
+        if d.raw.get("bindingConditions") is not None:
+            sv.has_binding_conditions = True
+        if d.consumes and not sv.has_compat_groups:
+            sv.has_compat_groups = any(c.groups for c in d.consumes)
     return sv
