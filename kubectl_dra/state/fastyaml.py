@@ -11,8 +11,9 @@ the two parsers could disagree (a *conservative* scan of the text, so harmless t
 as ``a * b`` in a string may also decline; that only costs time):
 
 * anchors, aliases, tags, directives, explicit keys (``&``, ``*``, ``!``, ``%``, ``?`` where
-  a node can start) and the reserved ``@`` and backtick: alias bounds, tag rules and the
-  errors for these stay the builder's;
+  a node can start, or right after a closing bracket), the reserved ``@`` and backtick, and
+  ``,``/``]``/``}`` where a node starts (``- ]x``): alias bounds, tag rules and the errors
+  for these stay the builder's;
 * tabs, carriage returns, a byte order mark, YAML 1.1's extra line breaks (NEL, LS, PS)
   and characters libyaml refuses: the two parsers treat these differently;
 * a backslash that is not a plain escape (``\\n``, ``\\"``, ``\\u00e9``, ...): a NUL or a
