@@ -2,9 +2,9 @@
 
 (a) A ~50 MB YAML dump as ``kubectl get -o yaml`` writes it: 2,200 nodes with 64 devices each
     (140,800 devices) and 11 of each node's devices in use (24,200 allocated claims), and the
-    same state as JSON. Decoding the YAML text alone through the rapidyaml fast path and
-    through the libyaml event builder it falls back to (CPU, once each), loading each file
-    (best of 2, in this process), then ``usage`` and
+    same state as JSON. In this process, with the CLI's interpreter settings: decoding the
+    YAML text alone through the rapidyaml fast path and through the libyaml event builder it
+    falls back to (CPU, once each), then loading each file (best of 2). Then ``usage`` and
     ``preview template/…`` as the installed command runs them (a fresh process each: wall
     time and peak memory). Budgets: YAML loads in <= 10 s; YAML commands within 2x of JSON.
 (b) A 529-byte YAML alias bomb (10 levels x 9 aliases) given to ``validate -f``: refused with
@@ -87,6 +87,9 @@ def _bomb(directory: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> None:
+    from kubectl_dra.cli.main import tune_process
+
+    tune_process()  # in-process loads run with the CLI's interpreter settings, as a user's command does
     args = list(sys.argv[1:] if argv is None else argv)
     nodes = int(args[args.index("--nodes") + 1]) if "--nodes" in args else NODES
     with tempfile.TemporaryDirectory() as tmp:
