@@ -112,9 +112,9 @@ scalars = st.one_of(
                     st.just("&a *b")), min_size=1, max_size=4).map(lambda lines: ("block", lines)),
     st.tuples(plain_scalars, plain_scalars).map(lambda pair: ("folded", pair)),
 )
-keys = st.one_of(mostly(st.sampled_from(KEYS), st.sampled_from(TYPED_KEYS)).map(lambda key: ("plain", key)),
-                 mostly(st.sampled_from(KEYS), st.sampled_from(TYPED_KEYS)).map(lambda key: ("raw", single_quoted(key))),
-                 mostly(st.sampled_from(KEYS), st.sampled_from(TYPED_KEYS)).map(lambda key: ("raw", '"' + key + '"')))
+key_texts = mostly(st.sampled_from(KEYS), st.sampled_from(TYPED_KEYS))
+keys = st.one_of(key_texts.map(lambda key: ("plain", key)), key_texts.map(lambda key: ("raw", single_quoted(key))),
+                 key_texts.map(lambda key: ("raw", '"' + key + '"')))
 
 
 def collections(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
