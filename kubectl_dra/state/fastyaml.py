@@ -241,12 +241,12 @@ def _single_threaded() -> bool:
     return threading.active_count() == 1
 
 
-def _decode(json_text: str, decoder: _Decoder) -> Any:
+def _decode(json_text: bytearray, decoder: _Decoder) -> Any:
     """One document's value; a key given twice declines (rapidyaml keeps both, JSON the last)."""
-    if '\\": ' in json_text:  # a string holding '": ' would spoil the count of keys below
+    if b'\\": ' in json_text:  # a string holding '": ' would spoil the count of keys below
         raise _Declined("a string holds a quote, a colon and a space")
     value = json.loads(json_text, object_hook=decoder.mapping, parse_float=decoder.real)
-    if decoder.keys != json_text.count('": '):  # rapidyaml writes each key as "key": and nothing else so
+    if decoder.keys != json_text.count(b'": '):  # rapidyaml writes each key as "key": and nothing else so
         raise _Declined("a key given twice")
     return value
 
@@ -258,30 +258,40 @@ def _nodes_expected(text: str) -> int:
     return text.count("\n") + text.count("- ") + text.count("[") + text.count("{") + 16
 
 
-def _emit_documents(buffer: bytearray, nodes: int) -> list[str]:
-    """Each document of the stream as JSON text, from rapidyaml (its error output discarded).
-    rapidyaml parses ``buffer`` in place (no copy) and rewrites it."""
+def _emit_documents(buffer: bytearray, nodes: int) -> list[bytearray]:
+    """Each document of the stream as JSON text (UTF-8), from rapidyaml (its error output
+    discarded). rapidyaml parses ``buffer`` in place (no copy) and rewrites it."""
+    #: room for the JSON text: rapidyaml's indented JSON of a block-style dump is about twice its size
+    scratch = bytearray(len(buffer) * 9 // 4 + 64)
     with _quiet_stderr():
         tree = ryml.Tree()
         tree.reserve(nodes)
         ryml.parse_in_place(buffer, tree)
         root = tree.root_id()
-        if tree.is_stream(root):
-            documents, child = [], tree.first_child(root)
-            while child != ryml.NONE:
-                documents.append(_emit(tree, child))
-                child = tree.next_sibling(child)
-            return documents
-        if not (tree.is_map(root) or tree.is_seq(root) or tree.is_val(root)):
-            return []  # nothing but comments or blanks: no document
-        return [_emit(tree, root)]
+        if not tree.is_stream(root):
+            if not (tree.is_map(root) or tree.is_seq(root) or tree.is_val(root)):
+                return []  # nothing but comments or blanks: no document
+            size = _emit(tree, root, scratch)
+            del scratch[size:]
+            return [scratch]
+        documents, child = [], tree.first_child(root)
+        while child != ryml.NONE:
+            size = _emit(tree, child, scratch)
+            documents.append(scratch[:size])
+            child = tree.next_sibling(child)
+        return documents
 
 
-def _emit(tree: Any, node: int) -> str:
-    json_text = ryml.emit_json_malloc(tree, node)
-    if json_text is None:
-        raise _Declined("rapidyaml emitted nothing")
-    return json_text
+def _emit(tree: Any, node: int, scratch: bytearray) -> int:
+    """Write one node's JSON at the start of ``scratch`` (grown if it is too small); its length.
+    One pass when it fits, where rapidyaml's own ``emit_json`` always measures first."""
+    failed, size = ryml.emit_json_to_substr(tree, node, scratch)
+    if failed:
+        scratch.extend(bytes(size - len(scratch)))
+        failed, size = ryml.emit_json_to_substr(tree, node, scratch)
+        if failed:
+            raise _Declined("rapidyaml could not emit the document")
+    return size
 
 
 class _quiet_stderr:
