@@ -123,7 +123,7 @@ class Search:
 
     __slots__ = ("a", "f", "node", "claims", "pools", "problems", "in_use", "tracer", "requests", "selected_sub",
                  "constraints", "results", "allocating", "shares", "allocating_capacity", "ledger",
-                 "matches", "steps", "ticks", "deadline", "num_requests", "last_rejection", "configured",
+                 "matches", "steps", "ticks", "deadline", "num_requests", "last_rejection", "configured", "all_mode",
                  "needed_later")
 
     def __init__(self, allocator: "Allocator", node: Mapping[str, Any], claims: list[Mapping[str, Any]],
@@ -156,6 +156,8 @@ class Search:
         self.ticks = 0
         self.deadline = deadline if deadline is not None else float("inf")
         self.num_requests: list[int] = []
+        #: whether any request asks for all devices (then the preparation depends on the node)
+        self.all_mode = False
         #: per claim: whether it or the class of any of its (sub)requests has a config to copy
         self.configured: list[bool] = []
         #: the rejection last handed to the tracer
@@ -183,7 +185,8 @@ class Search:
             self.configured = cached[5]
             return
         self._prepare()
-        if not any(rd.all_mode for rd in self.requests.values()):
+        self.all_mode = any(rd.all_mode for rd in self.requests.values())
+        if not self.all_mode:
             if len(self.a.prepared) > 64:
                 self.a.prepared.clear()
             has_constraints = any(self.constraints)
@@ -389,7 +392,7 @@ class Search:
         then a branch that gives a later top-level request's device to an earlier request
         ends with that request unsatisfied, whatever else is tried in it.
         """
-        if not any(rd.all_mode for rd in self.requests.values()):
+        if not self.all_mode:
             return True
         order = sorted(self.requests)
         targets = [k for k in order if self.requests[k].all_mode and self.requests[k].parent is None

@@ -3,10 +3,10 @@ output formats and kubectl-style aligned tables."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
-
 import sys
-from typing import Any, Callable, Iterable, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
 import click
 import yaml
@@ -110,6 +110,20 @@ def resolve_gates(feature_gates: str | None, kubernetes_version: str | None) -> 
                 message += f" (DRA gates: {', '.join(sorted(DRA_GATES))}, AllAlpha, AllBeta)"
             raise FeatureGateError(message) from None
     return gates
+
+
+@contextlib.contextmanager
+def cyclic_gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector around a computation that builds only acyclic data
+    and keeps what it builds (a fit count keeps every replica's allocation): its young-generation
+    passes over those objects would free nothing. A command's setting, restored afterwards."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def load_cluster(state_paths: Iterable[str], kubeconfig: str | None = None, kube_context: str | None = None,

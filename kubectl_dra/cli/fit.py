@@ -15,8 +15,8 @@ import click
 from ..errors import UsageError
 from .completion import complete_target
 from .common import (
-    OUTPUT_FORMATS, check_namespace_flags, default_namespace, dump, format_table, gate_options, load_cluster,
-    name_output, namespace_options, no_headers_option, output_option, resolve_gates, state_options,
+    OUTPUT_FORMATS, check_namespace_flags, cyclic_gc_paused, default_namespace, dump, format_table, gate_options,
+    load_cluster, name_output, namespace_options, no_headers_option, output_option, resolve_gates, state_options,
     stderr_is_terminal, warn,
 )
 
@@ -114,14 +114,16 @@ def _run(targets: Sequence[str], filenames: Sequence[str], replicas: int | None,
                          "slices); use --node NAME")
     limit = min(x for x in (replicas, maximum) if x is not None) if (replicas or maximum) else None
     show_progress = stderr_is_terminal()
-    result = count_fit(state, plan, gates, candidates, limit=limit, placement=SPREAD if spread else RANKED,
-                       progress=_progress if show_progress else None)
+    with cyclic_gc_paused():
+        result = count_fit(state, plan, gates, candidates, limit=limit, placement=SPREAD if spread else RANKED,
+                           progress=_progress if show_progress else None)
     if show_progress:
         click.echo("\r\x1b[K", err=True, nl=False)
     if result.count == 0 and result.errors and len(result.errors) == len(result.nodes):
         click.echo(f"error: {next(iter(result.errors.values()))}", err=True)
         return 2
-    stop_reasons(state, result, candidates)
+    with cyclic_gc_paused():
+        stop_reasons(state, result, candidates)
     if output in ("json", "yaml"):
         click.echo(dump(fit_document(result), output))
     elif output == "name":

@@ -54,7 +54,10 @@ class CounterConsumption:
     def values(self) -> dict[str, int]:
         """The amounts in 1n units, exact integers (what the allocator adds up)."""
         if self._values is None:
-            self._values = {k: nanos(q) for k, q in self.counters.items()}
+            if self._counters is not None:
+                self._values = {k: nanos(q) for k, q in self._counters.items()}
+            else:  # (the allocator needs only these: no Quantity dict kept)
+                self._values = {k: nanos(Quantity.from_json((c or {}).get("value"))) for k, c in self.raw_counters.items()}
         return self._values
 
 
