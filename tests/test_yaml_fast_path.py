@@ -28,8 +28,6 @@ from kubectl_dra.state import bounded, fastyaml
 from kubectl_dra.state.bounded import DecodeError, load_yaml
 from tests.cli_support import run
 
-pytestmark = pytest.mark.skipif(fastyaml.ryml is None, reason="rapidyaml is not installed")
-
 EXPLORE = os.environ.get("DRA_PROPERTIES_EXPLORE") == "1" and not os.environ.get("CI")
 SCALE = max(1, int(os.environ.get("DRA_PROPERTIES_SCALE") or "1"))
 BASE = settings(deadline=None, derandomize=not EXPLORE, database=None, print_blob=True,
@@ -42,6 +40,22 @@ def builder(text: str) -> tuple[str, Any]:
         return "ok", repr(list(bounded._Builder().documents(text)))
     except (DecodeError, yaml.YAMLError) as exc:
         return "error", (type(exc).__name__, str(exc))
+
+
+@pytest.fixture(autouse=True)
+def native_parser_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This module tests the fast path: allowed here as the CLI's process settings allow it."""
+    monkeypatch.setattr(fastyaml, "_NATIVE_PARSER_ALLOWED", True)
+
+
+def test_the_fast_path_waits_for_the_entry_points_permission(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Muting standard error is a process-wide act: without the entry point's permission the
+    fast path declines and the builder loads (the same values)."""
+    text = "a: 1\nb: two\n"
+    monkeypatch.setattr(fastyaml, "_NATIVE_PARSER_ALLOWED", False)
+    assert fast(text) is None
+    monkeypatch.setattr(fastyaml, "_NATIVE_PARSER_ALLOWED", True)
+    assert fast(text) == [{"a": 1, "b": "two"}]
 
 
 @contextmanager
@@ -266,9 +280,9 @@ def test_load_yaml_takes_the_fast_path_for_big_texts_only(monkeypatch: pytest.Mo
 
 
 def test_the_builder_loads_what_the_fast_path_declines(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Without rapidyaml (or when it declines) the same values come, more slowly."""
+    """Where the fast path is not allowed (or declines) the same values come, more slowly."""
     monkeypatch.setattr(bounded, "FAST_PATH_MIN_CHARS", 0)
-    monkeypatch.setattr(fastyaml, "ryml", None)
+    monkeypatch.setattr(fastyaml, "_NATIVE_PARSER_ALLOWED", False)
     text = kubectl_dump(3)
     assert repr(load_yaml(text)) == builder(text)[1]
 

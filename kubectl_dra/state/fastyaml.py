@@ -32,8 +32,11 @@ as ``a * b`` in a string may also decline; that only costs time):
   JSON decoder (the builder then reports it with its line and column).
 
 rapidyaml reports errors on the process's standard error before raising them, so the
-fast path runs only in a single-threaded process and points file descriptor 2 at the null
-device while rapidyaml runs (restored at once after; nothing else can write meanwhile).
+fast path points file descriptor 2 at the null device while rapidyaml runs (restored at once
+after). That is process-wide, so it is the entry point's choice: the fast path runs only in
+a process that called :func:`allow_native_parser` (the CLI does, in its process settings)
+and only while that process has a single thread. Other callers get the event builder: the
+same values, more slowly.
 """
 
 from __future__ import annotations
@@ -47,10 +50,8 @@ from typing import Any
 
 import yaml
 
-try:
-    import ryml
-except ImportError:  # pragma: no cover - rapidyaml is a declared dependency; without it the builder loads
-    ryml = None
+#: whether this process lets the fast path mute standard error while rapidyaml runs (see allow_native_parser)
+_NATIVE_PARSER_ALLOWED = False
 
 _STR = "tag:yaml.org,2002:str"
 _VALUE = "tag:yaml.org,2002:value"
@@ -219,9 +220,17 @@ class _Decoder:
         return float(text)
 
 
+def allow_native_parser() -> None:
+    """Let big YAML texts go to rapidyaml in this process (an entry point's setting: the fast
+    path mutes file descriptor 2 while rapidyaml runs, so that its own error printing does not
+    reach the user; the event builder reports every error instead)."""
+    global _NATIVE_PARSER_ALLOWED
+    _NATIVE_PARSER_ALLOWED = True
+
+
 def load_fast(text: str) -> list[Any] | None:
     """Every document of ``text`` as the event builder would give them, or ``None`` to decline."""
-    if ryml is None or not _single_threaded():
+    if not _NATIVE_PARSER_ALLOWED or not _single_threaded():
         return None
     if _decline_reason(text, text.encode("utf-8", "surrogatepass")) is not None:
         return None
@@ -262,6 +271,8 @@ def _emit_documents(buffer: bytearray, nodes: int) -> list[bytearray]:
     """Each document of the stream as JSON text (UTF-8), from rapidyaml (its error output
     discarded). rapidyaml parses ``buffer`` in place (no copy) and rewrites it."""
     #: room for the JSON text: rapidyaml's indented JSON of a block-style dump is about twice its size
+    import ryml  # (imported on first use: most runs read JSON or small YAML and never need it)
+
     scratch = bytearray(len(buffer) * 9 // 4 + 64)
     with _quiet_stderr():
         tree = ryml.Tree()
@@ -285,6 +296,8 @@ def _emit_documents(buffer: bytearray, nodes: int) -> list[bytearray]:
 def _emit(tree: Any, node: int, scratch: bytearray) -> int:
     """Write one node's JSON at the start of ``scratch`` (grown if it is too small); its length.
     One pass when it fits, where rapidyaml's own ``emit_json`` always measures first."""
+    import ryml
+
     failed, size = ryml.emit_json_to_substr(tree, node, scratch)
     if failed:
         scratch.extend(bytes(size - len(scratch)))
