@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import orjson
+
 
 def copy_json(value: Any) -> Any:
     """A deep copy of dicts and lists (other values are shared, as they are immutable in
@@ -38,12 +40,30 @@ def copy_json(value: Any) -> Any:
 def dumps_json(value: Any, indent: int | None = None, ensure_ascii: bool = True,
                separators: tuple[str, str] | None = None, sort_keys: bool = False) -> str:
     """:func:`json.dumps` for any nesting depth: the C encoder first; a value nested deeper
-    than it can recurse is written by :func:`_dumps_iteratively`, with the same text."""
+    than it can recurse is written by :func:`_dumps_iteratively`, with the same text.
+
+    Indented output (the CLI's ``-o json``) comes from orjson when that says the same values
+    (the standard library writes indented JSON in Python, ~10x slower)."""
+    if indent == 2 and not ensure_ascii and separators is None and not sort_keys:
+        text = _orjson_indented(value)
+        if text is not None:
+            return text
     try:
         return json.dumps(value, indent=indent, ensure_ascii=ensure_ascii, separators=separators,
                           sort_keys=sort_keys)
     except RecursionError:
         return _dumps_iteratively(value, indent, ensure_ascii, separators, sort_keys)
+
+
+def _orjson_indented(value: Any) -> str | None:
+    """orjson's 2-space indented text of ``value`` when it reads back as the very same values
+    (None for what orjson cannot write, or writes differently: integers beyond 64 bits,
+    non-string keys, nesting past 255 levels, NaN, tuples, dates)."""
+    try:
+        text = orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_PASSTHROUGH_DATETIME)
+        return text.decode() if orjson.loads(text) == value else None
+    except (orjson.JSONEncodeError, orjson.JSONDecodeError, TypeError):
+        return None
 
 
 def _dumps_iteratively(value: Any, indent: int | None, ensure_ascii: bool,
