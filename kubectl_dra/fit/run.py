@@ -224,11 +224,11 @@ class _Fitter:
 
     def _pool_view(self, pool_id: PoolID) -> Pool | None:
         """One node's view of a pool the replicas use (every view charges the same counters)."""
-        view = self._views.get(pool_id)
-        if view is None and pool_id not in self._views:
-            pools, problems = self.allocator.pools_for(self.nodes[self.seen_by[pool_id][0]]) if pool_id in self.seen_by else ((), ())
-            view = self._views[pool_id] = next((p for p in (*pools, *problems) if p.id == pool_id), None)
-        return view
+        if pool_id not in self._views:
+            seen_by = self.seen_by.get(pool_id)
+            pools, problems = self.allocator.pools_for(self.nodes[seen_by[0]]) if seen_by else ([], [])
+            self._views[pool_id] = next((p for p in (*pools, *problems) if p.id == pool_id), None)
+        return self._views[pool_id]
 
     def commit(self, outcome: NodeOutcome) -> set[str]:
         """Place one replica where ``outcome`` says; returns the nodes whose answer may change."""

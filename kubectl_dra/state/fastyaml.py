@@ -92,6 +92,8 @@ _CONTEXT = 256
 _SAME_IN_JSON = r"true|false|null|-?(?:0|[1-9][0-9]*)(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?"
 #: words rapidyaml's JSON emitter rewrites (``inf`` becomes ``".inf"``) although YAML 1.1 reads strings
 _RYML_SPECIAL = r"[-+]?\.?(?:inf|Inf|INF|infinity)|\.?(?:nan|NaN|Nan|NAN)"
+#: numbers rapidyaml's JSON emitter rewrites (``-.5`` becomes ``-0.5``) although YAML 1.1 reads strings
+_RYML_NUMBERS = r"[-+]\.[0-9][0-9_]*(?:[eE][-+]?[0-9]+)?"
 #: a date that a folded plain scalar can continue into a YAML 1.1 timestamp on its next line
 _DATE = r"[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?"
 #: pieces of a blank-separated word that could each be a whole plain scalar
@@ -112,7 +114,8 @@ def _typed_plain_scalars() -> str:
 
 #: a piece that, written plain, YAML 1.1 and rapidyaml's JSON would read differently
 _DIFFERS = re.compile(
-    rf"(?!(?:{_SAME_IN_JSON}):?\Z)(?:{_typed_plain_scalars()}|{_RYML_SPECIAL}|{_DATE}):?\Z", re.VERBOSE)
+    rf"(?!(?:{_SAME_IN_JSON}):?\Z)(?:{_typed_plain_scalars()}|{_RYML_SPECIAL}|{_RYML_NUMBERS}|{_DATE}):?\Z",
+    re.VERBOSE)
 
 
 def decline_reason(text: str) -> str | None:
@@ -139,6 +142,8 @@ def _decline_reason(text: str, data: bytes) -> str | None:
             return f"{match.group()!r} at offset {match.start()}"
     if (position := _colon_after_flow_indicator(text)) is not None:
         return f"a ':' starting a plain scalar at offset {position}"
+    if (position := _flow_across_lines(text)) is not None:
+        return f"a flow collection or quoted scalar left open at the end of the line at offset {position}"
     for indicator in set(data.translate(None, _NOT_INDICATORS).decode()):
         start = text.find(indicator)
         while start >= 0:
@@ -146,6 +151,10 @@ def _decline_reason(text: str, data: bytes) -> str | None:
                 return f"indicator {indicator!r} at offset {start}"
             start = text.find(indicator, start + 1)
     return _differing_word(text)
+
+
+#: a flow indicator that opens or closes a collection
+_FLOW_BRACKET = re.compile(r"[\[\]{}]")
 
 
 def _colon_after_flow_indicator(text: str) -> int | None:
@@ -160,6 +169,59 @@ def _colon_after_flow_indicator(text: str) -> int | None:
                 return position
             position = text.find(indicator, position + 1)
     return None
+
+
+def _flow_across_lines(text: str) -> int | None:
+    """The start of a line holding a bracket where, outside quoted scalars, the brackets do not
+    balance or a quote stays open: a flow collection may continue on the next line, where the
+    two parsers differ (rapidyaml folds an implicit key across lines, libyaml refuses it).
+    Conservative: a bracket in a comment or an apostrophe in plain text also declines."""
+    start = 0
+    for match in _FLOW_BRACKET.finditer(text):
+        if match.start() < start:
+            continue  # a line already checked
+        start = text.rfind("\n", 0, match.start()) + 1
+        end = text.find("\n", match.start())
+        end = len(text) if end < 0 else end
+        if not _balanced_line(text, start, end):
+            return start
+        start = end
+    return None
+
+
+def _balanced_line(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` closes every bracket it opens outside quoted scalars (YAML's
+    two quote styles: backslash escapes in double quotes, doubled apostrophes in single quotes).
+    A quoted scalar may stay open (it continues on the next line) when it starts a value: after
+    ``: ``, ``- `` or indentation (a multi-line quoted key is refused by libyaml)."""
+    line = text[start:end]
+    if '"' not in line and "'" not in line:  # most lines with brackets: `key: []`, `{}`
+        return line.count("[") + line.count("{") == line.count("]") + line.count("}")
+    depth, quote, opened, i = 0, "", 0, 0
+    size = len(line)
+    while i < size:
+        c = line[i]
+        if quote == '"':
+            if c == "\\":
+                i += 1
+            elif c == '"':
+                quote = ""
+        elif quote == "'":
+            if c == "'":
+                if line.startswith("'", i + 1):
+                    i += 1
+                else:
+                    quote = ""
+        elif c == '"' or c == "'":
+            quote, opened = c, i
+        elif c == "[" or c == "{":
+            depth += 1
+        elif c == "]" or c == "}":
+            depth -= 1
+        i += 1
+    if depth:
+        return False
+    return not quote or not line[:opened].strip(" ") or line[:opened].endswith((": ", "- "))
 
 
 def _starts_node(text: str, position: int, context: re.Pattern[str]) -> bool:
