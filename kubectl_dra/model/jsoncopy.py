@@ -9,9 +9,24 @@ import orjson
 
 
 def copy_json(value: Any) -> Any:
-    """A deep copy of dicts and lists (other values are shared, as they are immutable in
-    decoded JSON), on an explicit stack: objects nested as deep as the API server accepts
-    (10000 levels) copy like shallow ones, where :func:`copy.deepcopy` would exhaust the stack."""
+    """A deep copy of decoded JSON/YAML (dicts and lists; other values are immutable there):
+    an orjson round trip when it gives back an equal value (several times faster than
+    :func:`copy.deepcopy` on a file of slices), else a walk on an explicit stack (NaN, big
+    integers, tuples, dates; and objects nested as deep as the API server accepts, 10000
+    levels, where :func:`copy.deepcopy` would exhaust the stack)."""
+    if not isinstance(value, (dict, list)):
+        return value
+    try:
+        copied = orjson.loads(orjson.dumps(value))
+    except (TypeError, ValueError):
+        copied = None
+    if copied is not None and copied == value:
+        return copied
+    return _copy_walk(value)
+
+
+def _copy_walk(value: Any) -> Any:
+    """:func:`copy_json` on an explicit stack (any depth, any value orjson refuses)."""
     if not isinstance(value, (dict, list)):
         return value
     root: Any = {} if isinstance(value, dict) else []

@@ -100,8 +100,8 @@ class Decision:
             "allowed": self.allowed,
             "errors": [e.to_dict() for e in self.errors],
             "warnings": list(self.warnings),
-            "patch": _json_copy(self.patch),
-            "object": _json_copy(self.object),
+            "patch": copy_json(self.patch),
+            "object": copy_json(self.object),
         }
 
     def status_message(self) -> str:
@@ -153,22 +153,22 @@ def review(
 
     handler = _STATUS_HANDLERS.get(kind) if subresource else _HANDLERS.get(kind)
     if handler is None or (subresource and (subresource != "status" or operation != "UPDATE")):
-        return Decision(kind, name, ns, operation, True, [], [], [], _json_copy(submitted))
+        return Decision(kind, name, ns, operation, True, [], [], [], copy_json(submitted))
 
     if operation == "UPDATE" and old is None:
         raise ValueError("an UPDATE needs the stored (old) object")
-    old_obj = _json_copy(old) if operation == "UPDATE" else None
+    old_obj = copy_json(old) if operation == "UPDATE" else None
 
     # decoding: a value of the wrong type ends the request before any admission step
     decode = decode_errors(submitted, kind)
     if old_obj is not None:
         decode += decode_errors(old_obj, kind, prefix="in the stored object: ")
     if decode:
-        return Decision(kind, name, ns, operation, False, decode, [], [], _json_copy(submitted))
+        return Decision(kind, name, ns, operation, False, decode, [], [], copy_json(submitted))
 
     prepare, validate = handler
     warnings: list[str] = []
-    prepared = prepare(_json_copy(submitted), old_obj, gates)
+    prepared = prepare(copy_json(submitted), old_obj, gates)
     if isinstance(prepared, tuple):  # (object, warnings) from handlers that explain what they dropped
         prepared, extra = prepared
         warnings.extend(extra)
@@ -182,21 +182,6 @@ def review(
 
     patch = make_patch(submitted, prepared)
     return Decision(kind, name, ns, operation, not errors, errors, warnings, patch, prepared)
-
-
-def _json_copy(value: Any) -> Any:
-    """A deep copy of decoded JSON/YAML (dicts, lists, scalars), several times faster than
-    :func:`copy.deepcopy` on the large objects a file of slices holds: an orjson round trip when
-    it gives back an equal value (not for NaN, big integers, tuples, dates, ...), else a walk on
-    an explicit stack (any depth the API server accepts)."""
-    if isinstance(value, (dict, list)):
-        try:
-            copied = orjson.loads(orjson.dumps(value))
-        except (TypeError, ValueError):
-            copied = None
-        if copied is not None and copied == value:
-            return copied
-    return copy_json(value)
 
 
 def make_patch(src: Any, dst: Any) -> list[dict]:
@@ -230,7 +215,7 @@ def make_patch(src: Any, dst: Any) -> list[dict]:
     if isinstance(src, dict) and isinstance(dst, dict) and all(
         k in dst and _same(v, dst[k]) for k, v in src.items()
     ):  # only members added (defaults): one add each, in the order jsonpatch gives them
-        return [{"op": "add", "path": f"{prefix}/{_pointer_token(k)}", "value": _json_copy(v)}
+        return [{"op": "add", "path": f"{prefix}/{_pointer_token(k)}", "value": copy_json(v)}
                 for k, v in dst.items() if k not in src]
     ops = jsonpatch.make_patch(src, dst).patch
     if not parts:

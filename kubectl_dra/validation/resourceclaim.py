@@ -14,6 +14,7 @@ import re
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from ..gates import Gate
+from ..model.jsoncopy import copy_json
 from . import common
 from .field import FieldError, Path, duplicate, forbidden, invalid, not_supported, required, too_long, too_many
 
@@ -144,9 +145,7 @@ def _default_exact(request: dict) -> None:
 
 def default_resource_claim(obj: dict) -> dict:
     """The claim as the API server decodes it (defaults applied), as a new dict."""
-    from .admission import _json_copy  # decoded JSON: a plain copy, much cheaper than deepcopy
-
-    out = _json_copy(obj)
+    out = copy_json(obj)
     spec = out.get("spec")
     if isinstance(spec, dict):
         default_device_claim(spec.get("devices"))
