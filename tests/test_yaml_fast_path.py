@@ -344,6 +344,7 @@ DECLINED_BEFORE_PARSING = {
     "implicit key folded across lines in a flow mapping": "a: {b: 'y', c: y, n\n  ame: 'y'}\n",
     "flow sequence across lines": "a: [1,\n  2]\n",
     "quoted scalar left open in a flow sequence": 'a: ["x\n  y"]\n',
+    "flow mapping closed only inside a comment": "a: {n #ame: 'y'} #yes\n",
     "multi-line quoted key before a flow sequence": '"multi\n line": [x,\n  y]\n',
 }
 

@@ -191,11 +191,12 @@ def _flow_across_lines(text: str) -> int | None:
 
 def _balanced_line(text: str, start: int, end: int) -> bool:
     """Whether ``text[start:end]`` closes every bracket it opens outside quoted scalars (YAML's
-    two quote styles: backslash escapes in double quotes, doubled apostrophes in single quotes).
+    two quote styles: backslash escapes in double quotes, doubled apostrophes in single quotes)
+    and comments.
     A quoted scalar may stay open (it continues on the next line) when it starts a value: after
     ``: ``, ``- `` or indentation (a multi-line quoted key is refused by libyaml)."""
     line = text[start:end]
-    if '"' not in line and "'" not in line:  # most lines with brackets: `key: []`, `{}`
+    if '"' not in line and "'" not in line and "#" not in line:  # most lines with brackets: `key: []`, `{}`
         return line.count("[") + line.count("{") == line.count("]") + line.count("}")
     depth, quote, opened, i = 0, "", 0, 0
     size = len(line)
@@ -214,6 +215,8 @@ def _balanced_line(text: str, start: int, end: int) -> bool:
                     quote = ""
         elif c == '"' or c == "'":
             quote, opened = c, i
+        elif c == "#" and (i == 0 or line[i - 1] in " \t"):
+            break  # a comment: its brackets are not YAML's
         elif c == "[" or c == "{":
             depth += 1
         elif c == "]" or c == "}":
