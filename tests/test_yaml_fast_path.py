@@ -344,6 +344,11 @@ DECLINED_BEFORE_PARSING = {
     "implicit key folded across lines in a flow mapping": "a: {b: 'y', c: y, n\n  ame: 'y'}\n",
     "flow sequence across lines": "a: [1,\n  2]\n",
     "quoted scalar left open in a flow sequence": 'a: ["x\n  y"]\n',
+    "nesting deeper than rapidyaml emits": "a: " + "[" * 80 + "]" * 80 + "\n",
+    "flow styles": "a: {b: [1, {c: d}], e: []}\nf: {}\n",
+    "comments": "# top\na: 1 # one\n# between\nb: [1, 2] # two\n",
+    "only a comment": "# nothing\n",
+    "block scalar header with a space before its indicator": "- | -# a comment\n  line\n",
     "flow mapping closed only inside a comment": "a: {n #ame: 'y'} #yes\n",
     "multi-line quoted key before a flow sequence": '"multi\n line": [x,\n  y]\n',
 }
@@ -362,7 +367,6 @@ DECLINED_AFTER_PARSING = {
     "syntax error": "a: 'unclosed\n",
     "bad indentation": "a:\n  - x\nb: 1\n  c: 2\n",
     "mapping in a plain scalar": "a: b: c\n",
-    "nesting deeper than rapidyaml emits": "a: " + "[" * 80 + "]" * 80 + "\n",
     "string holding a quote, colon and space": 'a: "x\\": y"\n',
 }
 
@@ -389,12 +393,10 @@ TAKEN = {
     "CEL with && and !=": 'cel: device.driver == "x" && device.attributes["x"].model != "y"\n',
     "block scalars": "a: |\n  x\n   y\nb: >-\n  folded\n  text\n\nc: |+\n  keep\n\n",
     "folded plain scalar": "a: x\n  y\n\n  z\n",
-    "flow styles": "a: {b: [1, {c: d}], e: []}\nf: {}\n",
     "several documents": "a: 1\n---\n- x\n--- 5\n---\n",
-    "comments": "# top\na: 1 # one\n# between\nb: [1, 2] # two\n",
     "value tag '='": "=: 1\n",
+    "empty flow collections, as kubectl writes them": "a: []\nb: {}\nc:\n- []\n",
     "empty stream": "",
-    "only a comment": "# nothing\n",
 }
 
 

@@ -18,6 +18,10 @@ as ``a * b`` in a string may also decline; that only costs time):
   and characters libyaml refuses: the two parsers treat these differently;
 * a backslash that is not a plain escape (``\\n``, ``\\"``, ``\\u00e9``, ...): a NUL or a
   surrogate, ``\\x``/``\\U`` escapes and unknown escapes;
+* what kubectl never writes, where the property tests found the two parsers to part ways:
+  comments, flow collections other than ``[]`` and ``{}`` (and any line whose brackets do not
+  balance), block scalar headers other than ``|``/``>`` with their chomping and indentation
+  indicators, signed numbers with a leading dot (``-.5``);
 * flow-style corners libyaml refuses and rapidyaml reads (``[:x]``, ``{x:}``) and ``...``
   document end markers;
 * a line indented 60 columns or more (block nesting rapidyaml's emitter would refuse anyway,
@@ -46,7 +50,7 @@ import os
 import re
 import sys
 import threading
-from typing import Any
+from typing import Any, Iterator
 
 import yaml
 
@@ -67,6 +71,14 @@ _ODD_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*+\\(?![\"nrtbfv aeNLP_]|u(?![dD][89a-
 #: a ``:`` that starts a plain scalar in a flow collection, or ends one before a flow indicator
 #: (libyaml refuses both; rapidyaml reads them), and a document end marker (libyaml wants ``---`` next)
 _ODD_SYNTAX = (re.compile(r":[\]},]"), re.compile(r"\n\.\.\."))
+#: what kubectl never writes, left to the builder whatever rapidyaml would make of it (where
+#: the two parsers disagree, it has been here): a comment, a flow collection that is not empty,
+#: a block scalar header other than ``|``/``>`` with chomping and indentation indicators. Each
+#: pattern starts with its indicator (a fast scan); whether it stands where a node starts is
+#: checked on the line before it (:func:`_at_node_start`)
+_COMMENT = re.compile(r"#(?<![^ \t\n]#)")
+_FLOW_OPENING = re.compile(r"[\[{](?![\]}])")
+_BLOCK_HEADER = re.compile(r"[|>](?!(?:[1-9]?[-+]?|[-+][1-9])[ \t]*(?:\n|\Z))")
 #: a line whose indentation and ``- `` indicators reach this column may nest block collections
 #: deeper than rapidyaml's JSON emitter goes (64): declined before parsing, as rapidyaml 0.15.2
 #: crashes (SIGSEGV) emitting block mappings nested some 550 deep
@@ -140,6 +152,13 @@ def _decline_reason(text: str, data: bytes) -> str | None:
     for pattern in _ODD_SYNTAX:
         if (match := pattern.search(text)) is not None:
             return f"{match.group()!r} at offset {match.start()}"
+    if (match := _COMMENT.search(text)) is not None:
+        return f"a comment at offset {match.start()}"
+    for what, indicators, pattern in (("a flow collection that is not empty", "[{", _FLOW_OPENING),
+                                      ("an unusual block scalar header", "|>", _BLOCK_HEADER)):
+        for position in _positions(text, indicators):  # (str.find: these characters are few)
+            if pattern.match(text, position) and _at_node_start(text, position):
+                return f"{what} at offset {position}"
     if (position := _colon_after_flow_indicator(text)) is not None:
         return f"a ':' starting a plain scalar at offset {position}"
     if (position := _flow_across_lines(text)) is not None:
@@ -169,6 +188,24 @@ def _colon_after_flow_indicator(text: str) -> int | None:
                 return position
             position = text.find(indicator, position + 1)
     return None
+
+
+def _positions(text: str, characters: str) -> Iterator[int]:
+    """Every offset of any of ``characters`` in ``text``."""
+    for character in characters:
+        position = text.find(character)
+        while position >= 0:
+            yield position
+            position = text.find(character, position + 1)
+
+
+def _at_node_start(text: str, position: int) -> bool:
+    """Whether a node can start at ``position``: only indentation, or ``:``/``-`` and at least
+    one space, stand before it on its line (conservative: such text inside a quoted scalar
+    counts too)."""
+    before = text[text.rfind("\n", 0, position) + 1:position]
+    stripped = before.rstrip(" \t")
+    return not stripped or (stripped != before and stripped.endswith((":", "-")))
 
 
 def _flow_across_lines(text: str) -> int | None:
