@@ -54,12 +54,29 @@ def _fail(message: str) -> LibraryError:
     return LibraryError("error during formatting: " + message)
 
 
-def _go_float_g(x: float) -> str:
-    """Go's ``strconv.FormatFloat(x, 'g', -1, 64)`` (a double converted to string)."""
+def _go_special(x: float) -> str | None:
+    """How Go's strconv writes NaN and the infinities (None for a finite number)."""
     if math.isnan(x):
         return "NaN"
     if math.isinf(x):
         return "+Inf" if x > 0 else "-Inf"
+    return None
+
+
+def _locale_special(x: float) -> str | None:
+    """How golang.org/x/text's en_US writes NaN and the infinities (None for a finite number)."""
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "∞" if x > 0 else "-∞"
+    return None
+
+
+def _go_float_g(x: float) -> str:
+    """Go's ``strconv.FormatFloat(x, 'g', -1, 64)`` (a double converted to string)."""
+    special = _go_special(x)
+    if special is not None:
+        return special
     if x == 0:
         return "-0" if math.copysign(1, x) < 0 else "0"
     sign, digits, exponent = Decimal(repr(x)).as_tuple()
@@ -79,11 +96,8 @@ def _go_float_g(x: float) -> str:
 
 def _fixed(x: float, precision: int) -> str:
     """Go ``%.Nf`` (the format used for doubles inside lists and maps)."""
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "+Inf" if x > 0 else "-Inf"
-    return f"{x:.{precision}f}"
+    special = _go_special(x)
+    return special if special is not None else f"{x:.{precision}f}"
 
 
 def _go_string(value: Any) -> str:
@@ -193,10 +207,9 @@ def _fixed_clause(precision: int) -> Callable[[Any], str]:
     """``%f``: golang.org/x/text's en_US decimal (grouped, ∞ for infinities)."""
     def render(value: Any) -> str:
         x = _as_double(value, "fixed-point")
-        if math.isnan(x):
-            return "NaN"
-        if math.isinf(x):
-            return "∞" if x > 0 else "-∞"
+        special = _locale_special(x)
+        if special is not None:
+            return special
         text = f"{abs(x):.{precision}f}"
         whole, _, fraction = text.partition(".")
         sign = "-" if x < 0 or (x == 0 and math.copysign(1, x) < 0) else ""
@@ -207,10 +220,9 @@ def _fixed_clause(precision: int) -> Callable[[Any], str]:
 def _scientific(value: Any) -> str:
     """``%e``: golang.org/x/text's en_US scientific form (``1.052033 × 10⁰³``)."""
     x = _as_double(value, "scientific")
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "∞" if x > 0 else "-∞"
+    special = _locale_special(x)
+    if special is not None:
+        return special
     mantissa, _, exponent = f"{x:.{_DEFAULT_PRECISION}e}".partition("e")
     exp = int(exponent)
     sup = ("-" if exp < 0 else "") + f"{abs(exp):02d}"
