@@ -432,6 +432,13 @@ class FeatureGates(Mapping[str, bool]):
         return f"FeatureGates(version={self._release!r}, changed={{{changed}}})"
 
 
+def effective_gates(gates: FeatureGates | None) -> FeatureGates:
+    """The gate set every reader applies: ``gates``, or for a library caller that passes none
+    the newest release's defaults (what a cluster runs when nobody sets a gate), so that
+    validation, preview, explain, fit and usage read "no gate set" alike."""
+    return gates if gates is not None else FeatureGates.default()
+
+
 def gate_table() -> dict[str, dict[str, tuple[str, bool]]]:
     """``{release: {gate: (stage, default)}}`` for every supported release."""
     return {

@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable, Mapping
 from .allocation.allocator import Features
 from .allocation.pools import gated_incomplete_note, whole_pool
 from .errors import UsageError
-from .gates import FeatureGates, Gate
+from .gates import FeatureGates, Gate, effective_gates
 from .model.devices import SliceView, slice_view
 from .quantity import DECIMAL_SI, Format, Quantity, QuantityError
 from .state.snapshot import ClusterState
@@ -294,8 +294,10 @@ def _generation(slice_: Obj) -> int:
 
 def current_pools(slices: Iterable[Obj], features: Features | None = None) -> list[Pool]:
     """Slices grouped by (driver, pool), keeping only the newest generation, sorted by name,
-    each judged as the allocator with ``features`` judges it (:func:`pool_findings`); without
-    features only ``incomplete`` is set, as for a scheduler with every feature."""
+    each judged as the allocator with ``features`` judges it (:func:`pool_findings`; without
+    features, under the newest release's defaults, see :func:`~kubectl_dra.gates.effective_gates`)."""
+    if features is None:
+        features = Features.from_gates(effective_gates(None))
     pools: dict[tuple[str, str], Pool] = {}
     for index, s in enumerate(slices):
         spec = s.get("spec") or {}
@@ -318,10 +320,9 @@ def current_pools(slices: Iterable[Obj], features: Features | None = None) -> li
 COMPLETE, INCOMPLETE, INVALID = "complete", "incomplete", "invalid"
 
 
-def pool_findings(pool: Pool, features: Features | None) -> tuple[str, list[str]]:
+def pool_findings(pool: Pool, features: Features) -> tuple[str, list[str]]:
     """(status, notes): what the allocator makes of the pool with ``features``, set on the pool
-    with its ``incomplete`` flag (slices missing, whatever the gates); without features only
-    the flag, as for a scheduler with every feature.
+    with its ``incomplete`` flag (slices missing, whatever the gates).
 
     Whether the pool is incomplete (slices missing, or compatibility groups a scheduler
     without the gate cannot honour) or invalid, and why, is the allocator's own verdict
@@ -330,12 +331,9 @@ def pool_findings(pool: Pool, features: Features | None) -> tuple[str, list[str]
     views of the slices live only for this call: kept for every pool of a big cluster they
     cost more (in the cyclic GC's passes over them) than building them."""
     views = [slice_view(s, index) for index, s in pool.history]
-    verdict = whole_pool(views, partitionable=True if features is None else features.partitionable,
-                         compat_groups=True if features is None else features.compatibility_groups)
+    verdict = whole_pool(views, partitionable=features.partitionable, compat_groups=features.compatibility_groups)
     # the gate check comes after the slice count: a pool skipped for a gate has every slice
     pool.incomplete = verdict is not None and verdict.incomplete and not verdict.incomplete_gate
-    if features is None:
-        return pool.status, pool.notes
     newest = {id(s) for s in pool.slices}
     current = [sv for sv in views if id(sv.raw) in newest]
     if verdict is not None and verdict.incomplete:
@@ -414,15 +412,17 @@ def compute_usage(state: ClusterState, *, by: str = "node", class_matcher: Class
                   gates: FeatureGates | None = None) -> Usage:
     """The usage report for ``state``, rows per (node, driver, pool) or per DeviceClass.
 
-    With ``gates`` (a FeatureGates), each pool also gets the allocator's verdict under them
-    (status and notes, see :func:`pool_findings`) and a warning names the pools and devices
-    the allocator cannot use; the counts stay what the slices publish."""
+    Each pool also gets the allocator's verdict under ``gates`` (without them, the newest
+    release's defaults: :func:`~kubectl_dra.gates.effective_gates`): status and notes, see
+    :func:`pool_findings`, and a warning names the pools and devices the allocator cannot use;
+    the counts stay what the slices publish."""
     if by not in ("node", "class"):
         raise UsageError(f"--by {by!r}: use node or class")
     if by == "class" and class_matcher is None:
         raise UsageError("--by class needs a device class matcher")
     in_use = allocated_devices(state.resource_claims)
-    features = Features.from_gates(gates) if gates is not None else None
+    gates = effective_gates(gates)
+    features = Features.from_gates(gates)
     pools = current_pools(state.resource_slices, features)
     rows: dict[tuple[str, ...], UsageRow] = {}
     cluster = Tally()
@@ -440,11 +440,10 @@ def compute_usage(state: ClusterState, *, by: str = "node", class_matcher: Class
     wanted = set(nodes) if nodes else None
     result = [r for r in rows.values() if wanted is None or by == "class" or r.node in wanted]
     warnings = _stale_warnings(in_use, seen)
-    if gates is not None:
-        shown = {(r.driver, r.pool) for r in result} if by == "node" else None
-        warnings.extend(_pool_warnings(pools, shown))
+    shown = {(r.driver, r.pool) for r in result} if by == "node" else None
+    warnings.extend(_pool_warnings(pools, shown))
     return Usage(by=by, cluster=cluster, rows=sort_rows(result, sort, by), warnings=warnings,
-                 feature_gates=gates.as_dict() if gates is not None else None)
+                 feature_gates=gates.as_dict())
 
 
 def _pool_warnings(pools: Iterable[Pool], shown: set[tuple[str, str]] | None) -> list[str]:

@@ -100,3 +100,22 @@ def test_gate_names_are_written_only_in_the_gate_table() -> None:
         if isinstance(node, ast.Constant) and node.value in names
     ]
     assert offenders == []
+
+
+def test_no_gate_set_reads_as_the_newest_defaults_everywhere() -> None:
+    """A library caller that passes no gates gets the newest release's defaults from every
+    reader: preview's resolver, the allocator, usage and the documents (one rule)."""
+    from kubectl_dra.allocation import Allocator
+    from kubectl_dra.gates import FeatureGates, effective_gates
+    from kubectl_dra.preview.document import gates_dict
+    from kubectl_dra.preview.targets import Resolver
+    from kubectl_dra.state import ClusterState
+    from kubectl_dra.usage import compute_usage
+
+    defaults = FeatureGates.default()
+    state = ClusterState()
+    assert effective_gates(None) == defaults
+    assert Resolver(state, "default").gates == defaults
+    assert Allocator(state, None).gates == defaults
+    assert compute_usage(state).feature_gates == defaults.as_dict()
+    assert gates_dict(None) == dict(sorted(defaults.as_dict().items()))

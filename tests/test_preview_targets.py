@@ -144,7 +144,7 @@ def test_pod_group_status_names_generated_claim() -> None:
              "spec": {"resourceClaims": [{"name": "shared", "resourceClaimTemplateName": "t"}]},
              "status": {"resourceClaimStatuses": [{"name": "shared", "resourceClaimName": "g-shared-xyz"}]}}
     state = state_of(group, template("t"), claim("g-shared-xyz", allocation={"devices": {"results": []}}))
-    plan = resolve_targets(state, ["podgroup/g"])
+    plan = resolve_targets(state, ["podgroup/g"], gates=ON)
     assert names(plan) == [("default", "g-shared-xyz")]
     assert plan.claims[0].allocation is not None
 

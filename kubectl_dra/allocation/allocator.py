@@ -18,7 +18,7 @@ from .search import Search
 from . import rejections as why
 from .trace import Tracer
 
-from ..gates import Gate
+from ..gates import Gate, effective_gates
 
 if TYPE_CHECKING:
     from ..gates import FeatureGates
@@ -70,10 +70,10 @@ class Allocator:
     Allocator over one snapshot to derive it once. Without one, the Allocator builds its own.
     """
 
-    def __init__(self, state: "ClusterState", gates: "FeatureGates", index: ClusterIndex | None = None) -> None:
+    def __init__(self, state: "ClusterState", gates: "FeatureGates | None", index: ClusterIndex | None = None) -> None:
         self.state = state
-        self.gates = gates
-        self.features = Features.from_gates(gates)
+        self.gates = effective_gates(gates)
+        self.features = Features.from_gates(self.gates)
         self.cluster = index if index is not None else ClusterIndex(state)
         self.cel = CelCache()
         self.classes = self.cluster.classes

@@ -21,6 +21,7 @@ from ..allocation.celcache import CelCache
 from ..allocation.index import ClusterIndex
 from ..allocation.trace import Rejection, RejectionCode
 from ..errors import CELError
+from ..gates import effective_gates
 from ..model.claims import Request, parse_claim, selector_expression
 from ..model.devices import DeviceView
 from ..quantity import Quantity, QuantityError
@@ -60,7 +61,7 @@ class SelectionRefiner:
     def __init__(self, state: "ClusterState", gates: "FeatureGates | None" = None,
                  index: ClusterIndex | None = None) -> None:
         self.state = state
-        self.gates = gates
+        self.gates = effective_gates(gates)
         self.index = index if index is not None else ClusterIndex(state)
         self.cel = CelCache()
         self._views: dict[DeviceID, DeviceView] | None = None

@@ -26,7 +26,7 @@ from typing import Callable, Sequence
 from ..types import Obj
 from ..allocation import Allocator
 from ..allocation.pools import Pool
-from ..gates import FeatureGates
+from ..gates import FeatureGates, effective_gates
 from ..allocation.inuse import InUse
 from ..state import ClusterState
 from ..preview.nodes import node_name
@@ -292,6 +292,7 @@ def count_fit(state: ClusterState, plan: PreviewPlan, gates: FeatureGates | None
     Raises what the allocator raises for malformed claims only through the per-node
     outcomes: a node whose allocation errs takes no replica.
     """
+    gates = effective_gates(gates)
     fitter = _Fitter(state, plan, gates, nodes)
     ranked = rank(fitter.evaluate(name) for name in fitter.nodes)
     errors = {o.node: o.error or "" for o in ranked if o.status == ERROR}

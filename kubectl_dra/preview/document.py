@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..gates import effective_gates
 from ..types import Obj
 from .run import ALLOCATED, ERROR, NodeOutcome, PreviewResult
 
@@ -31,10 +32,9 @@ KIND = "Preview"
 
 
 def gates_dict(gates: "FeatureGates | None") -> dict[str, bool]:
-    """The effective feature gates as ``{name: enabled}``, sorted by name."""
-    if gates is None:
-        return {}
-    values = gates.as_dict() if hasattr(gates, "as_dict") else dict(gates)
+    """The effective feature gates as ``{name: enabled}``, sorted by name (without a gate
+    set, the newest release's defaults: :func:`~kubectl_dra.gates.effective_gates`)."""
+    values = effective_gates(gates).as_dict()
     return {name: bool(values[name]) for name in sorted(values)}
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from ..limits import CANNOT_ALLOCATE, FILTER_TIMEOUT, TIMED_OUT
 from ..errors import DraError, NotFoundError
-from ..gates import BASE_GATE
+from ..gates import BASE_GATE, effective_gates
 from ..types import Obj
 from ..state import ClusterState
 from .nodes import node_name, slice_node_names
@@ -162,7 +162,8 @@ def run_preview(state: ClusterState, plan: PreviewPlan, gates: "FeatureGates | N
     of one snapshot (built here when not given).
     """
     deadline = time.monotonic() + timeout if timeout else None
-    if gates is not None and not gates.enabled(BASE_GATE):
+    gates = effective_gates(gates)
+    if not gates.enabled(BASE_GATE):
         # no DRA: the scheduler's DynamicResources plugin is off and allocates nothing
         return PreviewResult(plan=plan, gates=gates, nodes=rank(
             NodeOutcome(node_name(n), UNSCHEDULABLE, reasons=[DRA_DISABLED]) for n in nodes))

@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterable
 from ..types import Obj
 from ..convert import to_v1
 from ..errors import DraError, InputError, NotFoundError, UsageError, ValidationFailed
-from ..gates import FeatureGates, Gate
+from ..gates import FeatureGates, Gate, effective_gates
 from ..model.jsoncopy import copy_json
 from ..state import ClusterState
 from ..state.snapshot import KIND_ALIASES, object_key
@@ -199,11 +199,6 @@ class PreviewPlan:
 # --------------------------------------------------------------------------- resolution
 
 
-def _gate(gates: "FeatureGates | None", gate: Gate) -> bool:
-    """Whether ``gate`` is on; without a gate set (library callers) every gate counts as on."""
-    return True if gates is None else gates.enabled(gate)
-
-
 def generated_claim(template: Obj, name: str, namespace: str, annotations: dict[str, str] | None = None) -> Obj:
     """A ResourceClaim as the controller would create it from a ResourceClaimTemplate."""
     spec = template.get("spec") or {}
@@ -235,7 +230,7 @@ class Resolver:
                  support: Iterable[Obj] = ()) -> None:
         self.state = state
         self.namespace = namespace
-        self.gates = gates
+        self.gates = effective_gates(gates)
         self.plan = PreviewPlan()
         #: objects from files that pods in those files refer to: looked up before the state
         self.support = ClusterState()
@@ -311,7 +306,7 @@ class Resolver:
     def add_pod_group(self, group: Obj) -> None:
         """All claims of a PodGroup's ``spec.resourceClaims`` (a field of DRAWorkloadResourceClaims)."""
         entries = (group.get("spec") or {}).get("resourceClaims") or []
-        if entries and not _gate(self.gates, Gate.WORKLOAD_RESOURCE_CLAIMS):
+        if entries and not self.gates.enabled(Gate.WORKLOAD_RESOURCE_CLAIMS):
             raise UsageError(f"PodGroup {'/'.join(object_key(group))}: spec.resourceClaims needs the feature gate "
                              "DRAWorkloadResourceClaims, which is disabled; the API server drops the field and the "
                              "scheduler allocates none of these claims")
@@ -343,7 +338,7 @@ class Resolver:
     def _pod_group(self, pod: Obj) -> Obj | None:
         """The PodGroup a pod belongs to (``spec.schedulingGroup.podGroupName``), when claims are shared."""
         group_name = (((pod.get("spec") or {}).get("schedulingGroup")) or {}).get("podGroupName")
-        if not group_name or not _gate(self.gates, Gate.WORKLOAD_RESOURCE_CLAIMS):
+        if not group_name or not self.gates.enabled(Gate.WORKLOAD_RESOURCE_CLAIMS):
             return None
         ns = pod["metadata"]["namespace"]
         group = self.find("PodGroup", group_name, ns)
@@ -395,7 +390,7 @@ class Resolver:
 
     def _add_extended(self, pod: Obj) -> None:
         """The implicit claim for extended resources backed by DRA (gate DRAExtendedResource)."""
-        if not _gate(self.gates, Gate.EXTENDED_RESOURCE):
+        if not self.gates.enabled(Gate.EXTENDED_RESOURCE):
             return
         ns = pod["metadata"]["namespace"]
         status_name = ((pod.get("status") or {}).get("extendedResourceClaimStatus") or {}).get("resourceClaimName")
@@ -558,8 +553,9 @@ def admit_file_objects(pairs: list[tuple[Obj, str]], state: ClusterState, gates:
     authorized from the namespace's labels when the state holds the Namespace; otherwise it
     cannot be decided offline and is let through, with a ``warn``-ing.
     """
-    if gates is None or not pairs:
+    if not pairs:
         return pairs
+    gates = effective_gates(gates)
     from ..validation.admission import ADMIN_ACCESS_LABEL, review  # (a preview of stored objects never needs it)
 
     known = {object_key(ns)[1] for ns in state.namespaces}
