@@ -29,6 +29,7 @@ import re
 import sys
 from typing import Any, Callable, Iterator
 
+import orjson
 import yaml
 from yaml.events import (AliasEvent, DocumentEndEvent, DocumentStartEvent, MappingEndEvent, MappingStartEvent,
                          ScalarEvent, SequenceEndEvent, SequenceStartEvent, StreamEndEvent, StreamStartEvent)
@@ -319,6 +320,47 @@ def load_json(text: str, object_pairs_hook: Callable[[list[tuple[str, Any]]], An
         raise DecodeError(f"exceeded max depth of {MAX_DEPTH} (lists and mappings nested deeper than the API "
                           "server accepts)")
     return value
+
+
+def load_json_unique_fast(text: str) -> Any:
+    """The value of a JSON object or array text whose objects each name a key once, decoded
+    without a Python function per object; None when that cannot be shown cheaply (or the text
+    does not decode), and the caller decodes it again with a duplicate-key hook, which gives
+    every error exactly. The standard decoder reads the text either way: values are the same.
+
+    The proof counts colons. Writing the decoded value back with orjson gives ``K_V + C_V``
+    colons: ``K_V`` keys kept, ``C_V`` colons inside its strings (orjson escapes none, and
+    numbers and literals have none). The text has ``K_T + R_T``: one after each key it names,
+    ``R_T`` written inside strings, which decode to ``R_T + E`` colons with ``E`` the escapes
+    ``\\u003a``/``\\u003A`` (at most ``E'``, their count in the text). A repeated key only
+    drops pairs, so ``K_V <= K_T`` and ``C_V <= R_T + E``; equality of ``K_V + C_V`` with
+    ``K_T + R_T + E'`` forces ``K_V = K_T``: every object kept all its keys. Values orjson
+    cannot write (integers beyond 64 bits, lone surrogates, nesting beyond 254) decline."""
+    try:
+        value = json.loads(text)
+        if type(value) is not dict and type(value) is not list:
+            return None
+        written = _colons_written(value)
+    except (ValueError, TypeError, RecursionError):  # JSONDecodeError, orjson.JSONEncodeError
+        return None
+    escaped_colons = text.count("\\u003a") + text.count("\\u003A")
+    return value if written == text.count(":") + escaped_colons else None
+
+
+#: a list's items that orjson writes at once when counting colons (not a copy of the whole text)
+_WRITTEN_AT_ONCE = 1024
+
+
+def _colons_written(value: Any, levels: int = 1) -> int:
+    """The colons in orjson's JSON text of ``value``. The top ``levels`` levels of objects are
+    counted here (``"key":`` is one colon plus those in the key) and lists are written
+    :data:`_WRITTEN_AT_ONCE` items at a time, so that a dump is never written whole."""
+    if type(value) is dict and levels:
+        return sum(1 + key.count(":") + _colons_written(item, levels - 1) for key, item in value.items())
+    if type(value) is list:
+        return sum(orjson.dumps(value[start:start + _WRITTEN_AT_ONCE]).count(b":")
+                   for start in range(0, len(value), _WRITTEN_AT_ONCE))
+    return orjson.dumps(value).count(b":")
 
 
 def _nesting_exceeds(value: Any, limit: int) -> bool:

@@ -12,7 +12,7 @@ from typing import Any, Iterable, Iterator
 import yaml
 
 from ..errors import InputError
-from .bounded import DecodeError, DuplicateKey, load_json, load_yaml
+from .bounded import DecodeError, DuplicateKey, load_json, load_json_unique_fast, load_yaml
 from .shapes import shape_errors
 from .snapshot import KINDS, ClusterState, Obj
 
@@ -48,6 +48,10 @@ def _parse_text(text: str, origin: str) -> Iterator[Any]:
     stripped = text.lstrip()
     json_error: json.JSONDecodeError | None = None
     if stripped.startswith(("{", "[")):
+        fast = load_json_unique_fast(text)
+        if fast is not None:
+            yield fast
+            return
         try:
             yield load_json(text, object_pairs_hook=_json_object)
             return
@@ -108,7 +112,6 @@ def _flatten(doc: Any, origin: str) -> Iterator[Obj]:
         raise InputError(f"{origin}: expected a Kubernetes object (a mapping with kind and metadata), "
                          f"got {_type_name(doc)}")
     kind = doc.get("kind")
-    name = _name_of(doc)
     if isinstance(kind, str) and kind.endswith("List") and "items" in doc:
         items = doc.get("items")
         if items is not None and not isinstance(items, list):
@@ -117,14 +120,25 @@ def _flatten(doc: Any, origin: str) -> Iterator[Obj]:
         for item in items or []:
             if isinstance(item, dict) and item_kind and "kind" not in item:
                 item = {"kind": item_kind, **item}  # `kubectl get --raw` lists omit item kinds
-            yield from _flatten(item, origin)
+            if _is_plain_object(item):  # what the call below would yield, without a generator per item
+                yield item
+            else:
+                yield from _flatten(item, origin)
         return
     if kind is None or kind == "":
-        raise InputError(f"{origin}: object {name!r}: kind: Required value: every object needs a kind "
+        raise InputError(f"{origin}: object {_name_of(doc)!r}: kind: Required value: every object needs a kind "
                          "(and apiVersion)")
     if not isinstance(kind, str):
-        raise InputError(f"{origin}: object {name!r}: kind: must be a string, got {_type_name(kind)}")
+        raise InputError(f"{origin}: object {_name_of(doc)!r}: kind: must be a string, got {_type_name(kind)}")
     yield doc
+
+
+def _is_plain_object(item: Any) -> bool:
+    """An object that :func:`_flatten` yields as it is: a mapping whose kind names no list."""
+    if type(item) is not dict:
+        return False
+    kind = item.get("kind")
+    return type(kind) is str and kind != "" and not kind.endswith("List")
 
 
 def _name_of(doc: Obj) -> str:
