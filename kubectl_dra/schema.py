@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -76,79 +77,109 @@ _LEAF_CHECKS: dict[str, Check] = {
     QUANTITY: _is_quantity,
     TIMESTAMP: _is_timestamp,
 }
-#: leaf schema -> the expression, in generated code, that tests a non-null value ``x``
-_LEAF_EXPRESSIONS: dict[str, str] = {
-    STR: "isinstance(x, str)",
-    BOOL: "isinstance(x, bool)",
-    INT: f"((x.__class__ is int and {INT64_MIN} <= x <= {INT64_MAX}) or _is_int64(x))",
-    QUANTITY: "_is_quantity(x)",
-    TIMESTAMP: "_is_timestamp(x)",
-}
+#: quantity texts as dumps write them ("80Gi", "1", "0.5", "100m"): digits, at most one point,
+#: one SI suffix. Every text it matches parses (tests/test_schema_checkers.py checks it on
+#: generated texts); it only lets the generated checkers skip a call, :func:`_is_quantity`
+#: stays the rule and decides everything else.
+_PLAIN_QUANTITY = re.compile(r"[0-9]{1,18}(?:\.[0-9]{1,9})?(?:[KMGTPE]i|[numkMGTPE])?")
 
+#: leaf schema -> the expression, in generated code, that tests a non-null value ``{x}``
+_LEAF_EXPRESSIONS: dict[str, str] = {
+    STR: "isinstance({x}, str)",
+    BOOL: "isinstance({x}, bool)",
+    INT: f"(({{x}}.__class__ is int and {INT64_MIN} <= {{x}} <= {INT64_MAX}) or _is_int64({{x}}))",
+    QUANTITY: "(({x}.__class__ is str and _plain_quantity({x}) is not None) or _is_quantity({x}))",
+    TIMESTAMP: "_is_timestamp({x})",
+}
+#: names the generated source uses besides builtins
+_CHECKER_GLOBALS: dict[str, Any] = {"_is_int64": _is_int64, "_is_quantity": _is_quantity,
+                                    "_is_timestamp": _is_timestamp, "_plain_quantity": _PLAIN_QUANTITY.fullmatch}
 
 #: up to this many checked members an object's checker looks each one up; beyond, it walks the
 #: members present (API objects set few of the many members their types have)
-_FEW_MEMBERS = 8
+_FEW_MEMBERS = 3
+#: nested loops written inline in one function; a part nested deeper gets a function of its own
+#: (Python allows 20 nested blocks in a function)
+_INLINE_LOOPS = 8
 
 
 class _CheckerSource:
-    """Python source of a schema's boolean checker: one function per object, array and map
-    schema, each leaf an inline test (no call per member)."""
+    """Python source of a schema's boolean checker. The tests of nested objects, arrays and
+    maps are written inline, in one function per part nested :data:`_INLINE_LOOPS` loops
+    deep, so that checking one API object calls a function for its quantities alone."""
 
     def __init__(self) -> None:
         self.lines: list[str] = []
         self.names: dict[int, str] = {}
+        self.variables = 0
+
+    def variable(self, prefix: str) -> str:
+        """A local name not used before in the source (each nested value keeps its own)."""
+        self.variables += 1
+        return f"{prefix}{self.variables}"
 
     def function(self, spec: Any) -> str:
         """The name of the function checking a non-null value against ``spec`` (an object,
         array or map schema), written on first use."""
         name = self.names.get(id(spec))
-        if name is not None:
-            return name
-        name = self.names[id(spec)] = f"_fits_{len(self.names)}"
-        if isinstance(spec, dict):
-            body = ["    if not isinstance(v, dict):", "        return False"]
-            tests = [(key, test) for key, test in ((key, self.test(sub)) for key, sub in spec.items()) if test is not None]
-            if len(tests) <= _FEW_MEMBERS:  # look each member up
-                body.append("    get = v.get")
-                for key, test in tests:
-                    body += [f"    x = get({key!r})", f"    if x is not None and not {test}:", "        return False"]
-            elif tests:  # objects use few of their many members: walk those present
-                body += ["    for k, x in v.items():", "        if x is None:", "            continue"]
-                for i, (key, test) in enumerate(tests):
-                    body += [f"        {'if' if i == 0 else 'elif'} k == {key!r}:", f"            if not {test}:",
-                             "                return False"]
-        else:
-            container, items = ("list", "v") if isinstance(spec, list) else ("dict", "v.values()")
-            body = [f"    if not isinstance(v, {container}):", "        return False"]
-            test = self.test(spec[0] if isinstance(spec, list) else spec[1])
-            if test is not None:
-                body += [f"    for x in {items}:", f"        if x is not None and not {test}:", "            return False"]
-        self.lines += [f"def {name}(v):", *body, "    return True", ""]
+        if name is None:
+            name = self.names[id(spec)] = f"_fits_{len(self.names)}"
+            body = self.block(spec, "v", 1, 0)
+            self.lines += [f"def {name}(v):", *body, "    return True", ""]
         return name
 
-    def test(self, spec: Any) -> str | None:
-        """The expression testing a non-null ``x`` against ``spec`` (None: anything fits)."""
+    def block(self, spec: Any, var: str, indent: int, loops: int) -> list[str]:
+        """Statements (at ``indent`` levels, inside ``loops`` nested loops) that return False
+        unless the non-null value in ``var`` fits ``spec``."""
+        pad = "    " * indent
         if spec == ANY:
-            return None
-        if isinstance(spec, (dict, list, tuple)):
-            return f"{self.function(spec)}(x)"
+            return []
+        if not isinstance(spec, (dict, list, tuple)):
+            return [f"{pad}if not {self.leaf(spec, var)}:", f"{pad}    return False"]
+        if loops >= _INLINE_LOOPS:
+            return [f"{pad}if not {self.function(spec)}({var}):", f"{pad}    return False"]
+        item = self.variable("x")
+        if isinstance(spec, dict):
+            lines = [f"{pad}if not isinstance({var}, dict):", f"{pad}    return False"]
+            tests = [(key, sub) for key, sub in spec.items() if sub != ANY]
+            if len(tests) <= _FEW_MEMBERS:  # look each member up
+                for key, sub in tests:
+                    lines += [f"{pad}{item} = {var}.get({key!r})", f"{pad}if {item} is not None:",
+                              *self.block(sub, item, indent + 1, loops)]
+            elif tests:  # objects use few of their many members: walk those present
+                name = self.variable("k")
+                lines += [f"{pad}for {name}, {item} in {var}.items():", f"{pad}    if {item} is None:",
+                          f"{pad}        continue"]
+                for i, (key, sub) in enumerate(tests):
+                    lines += [f"{pad}    {'if' if i == 0 else 'elif'} {name} == {key!r}:",
+                              *self.block(sub, item, indent + 2, loops + 1)]
+            return lines
+        container, items, sub = ("list", var, spec[0]) if isinstance(spec, list) else ("dict", f"{var}.values()", spec[1])
+        lines = [f"{pad}if not isinstance({var}, {container}):", f"{pad}    return False"]
+        if sub != ANY:
+            lines += [f"{pad}for {item} in {items}:", f"{pad}    if {item} is None:", f"{pad}        continue",
+                      *self.block(sub, item, indent + 1, loops + 1)]
+        return lines
+
+    @staticmethod
+    def leaf(spec: Any, var: str) -> str:
+        """The expression testing the non-null value in ``var`` against the leaf ``spec``."""
         expression = _LEAF_EXPRESSIONS.get(spec)
         if expression is None:
             raise TypeError(f"unknown schema {spec!r}")
-        return expression
+        return expression.format(x=var)
 
 
 def _compile(spec: Any) -> Check:
     """The boolean checker of one schema (``null`` always fits), generated as Python source
     and compiled once: the load-time check of a big dump runs it on every object."""
-    source = _CheckerSource()
-    test = source.test(spec)
-    if test is None:
+    if spec == ANY:
         return lambda value: True
-    source.lines += ["def _fits(x):", f"    return x is None or {test}", ""]
-    namespace: dict[str, Any] = {"_is_int64": _is_int64, "_is_quantity": _is_quantity, "_is_timestamp": _is_timestamp}
-    exec(compile("\n".join(source.lines), f"<schema checker {len(source.names)}>", "exec"), namespace)
+    source = _CheckerSource()
+    source.lines += ["def _fits(v):", "    if v is None:", "        return True",
+                     *source.block(spec, "v", 1, 0), "    return True", ""]
+    namespace = dict(_CHECKER_GLOBALS)
+    exec(compile("\n".join(source.lines), f"<schema checker {len(source.lines)} lines>", "exec"), namespace)
     fits: Check = namespace["_fits"]
     return fits
 
