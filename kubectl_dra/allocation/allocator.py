@@ -140,5 +140,4 @@ class Allocator:
 
                     raise AllocationError("invalid resource pools were encountered")
             return AllocationOutcome(allocated=False, results=[], score=0)
-        results = build_results(search, node_name(node))
-        return AllocationOutcome(allocated=True, results=results, score=score_of(search))
+        return AllocationOutcome(allocated=True, results=build_results(search, node_name(node)), score=score_of(search))

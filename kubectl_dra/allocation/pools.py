@@ -99,13 +99,10 @@ def _add(pools: dict[tuple[str, str], list[SliceView]], sv: SliceView) -> None:
 def _validate(pool: Pool, device_slices: list[SliceView], counter_slices: list[SliceView],
               other: list[SliceView], partitionable: bool) -> Pool:
     """Fill in the pool or mark it invalid, as upstream ``buildPool`` does."""
-    seen: set[str] = set()
-    for sv in device_slices:
-        for d in sv.devices:
-            if d.name in seen:
-                pool.invalid, pool.invalid_reason = True, f"duplicate device name {d.name}"
-                return pool
-            seen.add(d.name)
+    names = [d.name for sv in device_slices for d in sv.devices]
+    if len(set(names)) != len(names):
+        pool.invalid, pool.invalid_reason = True, f"duplicate device name {_first_repeat(names)}"
+        return pool
     if partitionable:
         counter_sets: dict[str, dict[str, Quantity]] = {}
         for sv in counter_slices:
@@ -127,16 +124,27 @@ def _validate(pool: Pool, device_slices: list[SliceView], counter_slices: list[S
     return pool
 
 
+def _first_repeat(names: list[str]) -> str:
+    """The first name that occurs a second time (the one upstream reports)."""
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            return name
+        seen.add(name)
+    return ""
+
+
 def _check_consumption(counter_sets: dict[str, dict[str, Quantity]], slices: Iterable[SliceView]) -> str:
+    """Why a device consumes from a counter set or counter the pool does not declare ("" if none does)."""
     for sv in slices:
         for d in sv.devices:
             for c in d.consumes:
                 counters = counter_sets.get(c.counter_set)
                 if counters is None:
                     return f"counter set {c.counter_set} not found"
-                for name in c.names:
-                    if name not in counters:
-                        return f"counter {name} not found in counter set {c.counter_set}"
+                if not counters.keys() >= c.names:
+                    missing = next(name for name in c.names if name not in counters)
+                    return f"counter {missing} not found in counter set {c.counter_set}"
     return ""
 
 

@@ -70,36 +70,53 @@ class Capacity:
     policy: Mapping[str, Any] | None
 
 
-@dataclass(eq=False, slots=True)
 class DeviceView:
-    """One device of a slice, with everything the allocator checks pre-parsed."""
+    """One device of a slice, with everything the allocator checks pre-parsed.
 
-    raw: Mapping[str, Any] = field(repr=False)
-    slice: "SliceView" = field(repr=False)
-    name: str
-    id: DeviceID
-    uid: str
-    attributes: Mapping[str, Any] = field(repr=False)
-    consumes: tuple[CounterConsumption, ...] = field(repr=False)
-    allow_multiple: bool
-    taints: tuple[Mapping[str, Any], ...]
-    binding_conditions: tuple[str, ...]
-    binding_failure_conditions: tuple[str, ...]
-    binds_to_node: bool
-    node_name: str
-    all_nodes: bool
-    node_selector: Mapping[str, Any] | None
-    #: lazily built CEL input (one per device, shared by every expression)
-    cel_input: Any = field(default=None, repr=False)
-    #: whether any capacity has a request policy (no policy: the fast path in capacity checks)
-    has_policies: bool = False
-    _capacity: dict[str, Capacity] | None = field(default=None, repr=False)
-    #: CEL results for this device by (expression, result kind), and the allocator's
-    #: selectability answers by (negative) token; they never change
-    cel_results: dict[Any, Any] = field(default_factory=dict, repr=False)
-    #: whether selecting the device depends on the node (per-device node selection or a
-    #: slice that skips node operations): such answers are never shared between nodes
-    node_dependent: bool = False
+    Built straight from the device dict (one per device of the cluster on a first preview,
+    so each field is read once and empty values share one empty tuple); the dict stays as
+    ``raw`` for presenters and for CEL.
+    """
+
+    __slots__ = ("raw", "slice", "name", "id", "uid", "attributes", "consumes", "allow_multiple", "taints",
+                 "binding_conditions", "binding_failure_conditions", "binds_to_node", "node_name", "all_nodes",
+                 "node_selector", "cel_input", "has_policies", "_capacity", "cel_results", "node_dependent")
+
+    def __init__(self, raw: Mapping[str, Any], sv: "SliceView", node_dependent: bool = False) -> None:
+        get = raw.get
+        name = get("name") or ""
+        driver, pool = sv.driver, sv.pool
+        counters, taints, capacity = get("consumesCounters"), get("taints"), get("capacity")
+        conditions, failures = get("bindingConditions"), get("bindingFailureConditions")
+        self.raw = raw
+        self.slice = sv
+        self.name = name
+        self.id: DeviceID = (driver, pool, name)
+        self.uid = f"{driver}/{pool}/{name}"
+        self.attributes: Mapping[str, Any] = get("attributes") or {}
+        self.consumes: tuple[CounterConsumption, ...] = tuple([_consumption(c) for c in counters]) if counters else ()
+        self.allow_multiple = bool(get("allowMultipleAllocations"))
+        self.taints: tuple[Mapping[str, Any], ...] = tuple(taints) if taints else ()
+        self.binding_conditions: tuple[str, ...] = tuple(conditions) if conditions else ()
+        self.binding_failure_conditions: tuple[str, ...] = tuple(failures) if failures else ()
+        self.binds_to_node = bool(get("bindsToNode"))
+        self.node_name: str = get("nodeName") or ""
+        self.all_nodes = bool(get("allNodes"))
+        self.node_selector: Mapping[str, Any] | None = get("nodeSelector")
+        #: lazily built CEL input (one per device, shared by every expression)
+        self.cel_input: Any = None
+        #: whether any capacity has a request policy (no policy: the fast path in capacity checks)
+        self.has_policies = _has_policies(capacity) if capacity else False
+        self._capacity: dict[str, Capacity] | None = None
+        #: CEL results for this device by (expression, result kind), and the allocator's
+        #: selectability answers by (negative) token; they never change
+        self.cel_results: dict[Any, Any] = {}
+        #: whether selecting the device depends on the node (per-device node selection or a
+        #: slice that skips node operations): such answers are never shared between nodes
+        self.node_dependent = node_dependent
+
+    def __repr__(self) -> str:
+        return f"DeviceView({self.uid!r})"
 
     @property
     def capacity(self) -> dict[str, Capacity]:
@@ -203,34 +220,6 @@ def _has_policies(capacity: Mapping[str, Any]) -> bool:
     return False
 
 
-def _device(raw: Mapping[str, Any], sv: SliceView, node_dependent: bool) -> DeviceView:
-    # (built for every device of the cluster on the first preview: one lookup per field,
-    # empty tuples shared)
-    get = raw.get
-    name = get("name") or ""
-    driver, pool = sv.driver, sv.pool
-    counters = get("consumesCounters")
-    taints = get("taints")
-    conditions = get("bindingConditions")
-    failures = get("bindingFailureConditions")
-    capacity = get("capacity")
-    return DeviceView(
-        raw, sv, name, (driver, pool, name), f"{driver}/{pool}/{name}",
-        get("attributes") or {},
-        tuple([_consumption(c) for c in counters]) if counters else (),
-        bool(get("allowMultipleAllocations")),
-        tuple(taints) if taints else (),
-        tuple(conditions) if conditions else (),
-        tuple(failures) if failures else (),
-        bool(get("bindsToNode")),
-        get("nodeName") or "",
-        bool(get("allNodes")),
-        get("nodeSelector"),
-        has_policies=_has_policies(capacity) if capacity else False,
-        node_dependent=node_dependent,
-    )
-
-
 def _is_mapping(value: Any) -> bool:
     """isinstance(value, Mapping), with the plain dict of parsed JSON first (the ABC check is slow)."""
     return type(value) is dict or isinstance(value, Mapping)
@@ -266,7 +255,7 @@ def slice_view(raw: Mapping[str, Any], index: int) -> SliceView:
     )
     node_dependent = sv.per_device_node_selection or bool(sv.skip_node_operations)
     try:
-        sv.devices = devices = [_device(d, sv, node_dependent) for d in spec.get("devices") or () if _is_mapping(d)]
+        sv.devices = devices = [DeviceView(d, sv, node_dependent) for d in spec.get("devices") or () if _is_mapping(d)]
     except QuantityError as exc:
         raise InputError(f"ResourceSlice {sv.name}: {exc}") from None
     for d in devices:

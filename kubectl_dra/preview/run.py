@@ -120,23 +120,25 @@ def evaluate_node(allocator: "Allocator", plan: PreviewPlan, node: Obj, tracer: 
     if blockers:
         return NodeOutcome(name, UNSCHEDULABLE, reasons=blockers, tracer=tracer)
     claims = plan.claims_for(node)
-    open_claims = [c for c in claims if c.allocation is None]
+    stored = [c.allocation for c in claims]  # (None: still to allocate)
+    open_claims = [c.claim for c, allocation in zip(claims, stored) if allocation is None]
     results: list[Obj] = []
     score = 0
     if open_claims:
         try:
-            outcome = allocator.allocate(node, [c.claim for c in open_claims], tracer=tracer, deadline=deadline)
+            outcome = allocator.allocate(node, open_claims, tracer=tracer, deadline=deadline)
         except DraError as exc:
             return NodeOutcome(name, ERROR, error=exc.message, tracer=tracer)
         if not outcome.allocated:
             reasons = list(getattr(outcome, "reasons", None) or [])
             if not reasons and explain_failures:
-                reasons = failure_reasons(allocator, node, [c.claim for c in open_claims], tracer, deadline)
+                reasons = failure_reasons(allocator, node, open_claims, tracer, deadline)
             return NodeOutcome(name, UNSCHEDULABLE, reasons=reasons or [CANNOT_ALLOCATE], tracer=tracer)
         results = list(outcome.results)
         score = int(outcome.score or 0)
     by_claim = iter(results)
-    allocations = [(c, c.allocation if c.allocation is not None else next(by_claim)) for c in claims]
+    allocations = [(c, allocation if allocation is not None else next(by_claim))
+                   for c, allocation in zip(claims, stored)]
     return NodeOutcome(name, ALLOCATED, score=score, allocations=allocations, tracer=tracer)
 
 
