@@ -60,9 +60,9 @@ def run(obj: dict[str, Any], old: dict[str, Any] | None = None, gates: Any = Non
     undecodable = decode_errors(obj, "ResourceSlice") + (decode_errors(old, "ResourceSlice") if old is not None else [])
     if undecodable:
         return copy.deepcopy(obj), undecodable
-    new = copy.deepcopy(obj)
-    result = prepare_resource_slice(new, copy.deepcopy(old), gates)
-    assert result[0] is new
+    submitted = copy.deepcopy(obj)
+    new, _ = prepare_resource_slice(submitted, copy.deepcopy(old), gates)
+    assert submitted == obj  # the strategy copies what it changes
     return new, validate_resource_slice(new, old, gates)
 
 

@@ -37,6 +37,8 @@ Validate = Callable[..., list[FieldError]]
 #: kind -> (prepare, validate): each prepare is ``prepare(obj, old, gates) -> dict | (dict, warnings)``
 #: and each validate ``validate(obj, old, gates) -> list[FieldError]``; both may rely on ``obj``
 #: and ``old`` fitting the kind's decode schema (:mod:`kubectl_dra.schema`), which :func:`review` checks first.
+#: A prepare never writes to ``obj``: it returns a copy of what it changes (which may share the
+#: unchanged parts with ``obj``), or ``obj`` itself when nothing changes.
 _HANDLERS: dict[str, tuple[Prepare, Validate]] = {
     "ResourceSlice": (resourceslice.prepare_resource_slice, resourceslice.validate_resource_slice),
     "DeviceClass": (deviceclass.prepare_device_class, deviceclass.validate_device_class),
@@ -78,7 +80,10 @@ NamespaceLabels = Mapping[str, str] | Callable[[str], Mapping[str, str]] | None
 
 @dataclass
 class Decision:
-    """What the API server would do with one object: allowed or not, why, and the stored form."""
+    """What the API server would do with one object: allowed or not, why, and the stored form.
+
+    ``object`` may share the parts the strategy left unchanged with the submitted object (no
+    deep copy is made for a review): copy it before changing it (:meth:`to_dict` does)."""
 
     kind: str
     name: str
@@ -138,7 +143,7 @@ def review(
     operation = operation.upper()
     if operation not in OPERATIONS:
         raise ValueError(f"operation must be one of {', '.join(OPERATIONS)}, not {operation!r}")
-    # ``obj`` is never written to: only the prepared copy below is mutated, so the submitted
+    # ``obj`` is never written to (the prepare step copies what it changes), so the submitted
     # object is shared with the caller, except that filling in the namespace copies its spine
     submitted = obj
     kind = submitted.get("kind") if isinstance(submitted.get("kind"), str) else ""
@@ -168,7 +173,7 @@ def review(
 
     prepare, validate = handler
     warnings: list[str] = []
-    prepared = prepare(copy_json(submitted), old_obj, gates)
+    prepared = prepare(submitted, old_obj, gates)  # never written to: each prepare copies what it changes
     if isinstance(prepared, tuple):  # (object, warnings) from handlers that explain what they dropped
         prepared, extra = prepared
         warnings.extend(extra)

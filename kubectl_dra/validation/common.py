@@ -71,6 +71,7 @@ from kubectl_dra.validation.field import (
 
 __all__ = [
     "is_dns1123_label",
+    "dns1123_label_ok",
     "is_dns1123_subdomain",
     "is_qualified_name",
     "is_valid_label_value",
@@ -92,6 +93,7 @@ __all__ = [
     "validate_node_name",
     "validate_c_identifier",
     "validate_qualified_name",
+    "is_valid_qualified_name",
     "validate_fully_qualified_name",
     "validate_node_selector",
     "validate_node_selector_term",
@@ -212,6 +214,11 @@ def is_dns1123_label(value: str) -> list[str]:
     return _format_errors(value, DNS1123_LABEL_MAX, _DNS1123_LABEL_RE, _DNS1123_LABEL_ERROR)
 
 
+def dns1123_label_ok(value: str) -> bool:
+    """Whether ``value`` is a lower-case RFC 1123 label (:func:`is_dns1123_label` finds nothing)."""
+    return len(value) <= DNS1123_LABEL_MAX and _DNS1123_LABEL_RE.match(value) is not None
+
+
 def is_dns1123_subdomain(value: str) -> list[str]:
     """Messages for a value that is not a lower-case RFC 1123 subdomain (≤253)."""
     return _format_errors(value, DNS1123_SUBDOMAIN_MAX, _DNS1123_SUBDOMAIN_RE, _DNS1123_SUBDOMAIN_ERROR)
@@ -250,8 +257,10 @@ def is_c_identifier(value: str) -> list[str]:
     return _format_errors(value, None, _C_IDENTIFIER_RE, _C_IDENTIFIER_ERROR)
 
 
+@functools.lru_cache(maxsize=4096)
 def is_semver(value: str) -> bool:
-    """True for a semantic version 2.0.0 string as upstream's parser accepts it."""
+    """True for a semantic version 2.0.0 string as upstream's parser accepts it (memoised: a
+    pure function of the text, and a slice's devices often share their versions)."""
     return bool(_SEMVER_RE.match(value))
 
 
@@ -433,28 +442,7 @@ def validate_label_value(value: str, path: Path) -> list[FieldError]:
     return [invalid(path, value, m) for m in is_valid_label_value(value)]
 
 
-def _memo_valid(fn: Callable[[str, Path], list[FieldError]]) -> Callable[[str, Path], list[FieldError]]:
-    """Remember the strings ``fn(value, path)`` found valid (its answer depends on the value
-    alone): attribute and capacity keys repeat on every device of a slice. Bounded."""
-    valid: set[str] = set()
-
-    @functools.wraps(fn)
-    def check(value: str, path: Path) -> list[FieldError]:
-        if value in valid:
-            return []
-        errs = fn(value, path)
-        if not errs:
-            if len(valid) >= 4096:
-                valid.clear()
-            valid.add(value)
-        return errs
-
-    check.valid_values = valid  # type: ignore[attr-defined]  # for callers that loop over many keys
-    return check
-
-
 @_shaped(STR)
-@_memo_valid
 def validate_driver_name(value: str | None, path: Path) -> list[FieldError]:
     """Driver name (also DRA domains), as CSI driver names: required, ≤63, DNS subdomain after
     lower-casing (an empty value is both Required and Invalid, as upstream)."""
@@ -505,7 +493,6 @@ def validate_c_identifier(value: str, path: Path) -> list[FieldError]:
 
 
 @_shaped(STR)
-@_memo_valid
 def validate_qualified_name(name: str | None, path: Path) -> list[FieldError]:
     """DRA QualifiedName (attribute/capacity key): ``ID`` or ``domain/ID``; errors at ``path``
     (the map itself for keys). Empty parts and extra slashes are Invalid."""
@@ -526,6 +513,13 @@ def validate_qualified_name(name: str | None, path: Path) -> list[FieldError]:
             errs.extend(validate_c_identifier(ident, path))
         return errs
     return [invalid(path, name, "must not contain more than one slash")]
+
+
+@functools.lru_cache(maxsize=4096)
+def is_valid_qualified_name(name: str) -> bool:
+    """Whether :func:`validate_qualified_name` accepts ``name`` (a pure function of the text,
+    memoised: the attribute and capacity keys of a slice repeat on every device)."""
+    return not validate_qualified_name(name, Path(""))
 
 
 @_shaped(STR)

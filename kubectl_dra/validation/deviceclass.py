@@ -35,11 +35,12 @@ REQUESTS_PREFIX = "requests."
 NATIVE_PREFIX = "kubernetes.io/"
 
 def prepare_device_class(obj: dict[str, Any], old: dict[str, Any] | None, gates: GateReader | None) -> dict[str, Any]:
-    """Apply the create/update strategy in place (a namespace on this cluster-scoped kind is
-    cleared) and return the same dict; ``obj`` fits the DeviceClass decode schema (:mod:`.schema`)."""
+    """Apply the create/update strategy (a namespace on this cluster-scoped kind is cleared):
+    ``obj`` is not written to; the result is ``obj`` itself when nothing changes, else a copy
+    of its spine without the namespace. ``obj`` fits the DeviceClass decode schema (:mod:`.schema`)."""
     meta = obj.get("metadata")
-    if isinstance(meta, dict):
-        meta.pop("namespace", None)
+    if isinstance(meta, dict) and "namespace" in meta:
+        return {**obj, "metadata": {k: v for k, v in meta.items() if k != "namespace"}}
     return obj
 
 

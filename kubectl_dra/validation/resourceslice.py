@@ -11,14 +11,17 @@ owns it and the conformance objects do not show it.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
 
 from kubectl_dra.gates import Gate, GateReader
 from kubectl_dra.quantity import Quantity, QuantityError
 from kubectl_dra.validation.common import (
     gate_enabled,
     immutable,
+    dns1123_label_ok,
     is_semver,
+    is_valid_qualified_name,
     middle_truncate,
     parse_quantity,
     semantic_equal,
@@ -156,65 +159,111 @@ def _compat_groups_in_use(spec: dict[str, Any]) -> bool:
     return False
 
 
-def _drop_device_fields(spec: dict[str, Any], *fields: str) -> None:
-    """Remove the given fields from every device."""
-    for d in _devices(spec):
-        for f in fields:
-            d.pop(f, None)
+@dataclass(frozen=True)
+class _Dropped:
+    """What the strategy removes from a slice: fields of the spec, of each device, and of each
+    object in a member of a device (``nested``: member name -> the fields each of its objects loses)."""
+
+    spec_fields: frozenset[str]
+    device_fields: frozenset[str]
+    nested: tuple[tuple[str, frozenset[str]], ...]
 
 
-def _drop_disabled_fields(spec: dict[str, Any], old_spec: dict[str, Any] | None, gates: GateReader | None) -> None:
-    """Clear the fields of disabled gates unless the stored spec already uses the feature."""
+def _dropped_fields(old_spec: dict[str, Any] | None, gates: GateReader | None) -> _Dropped:
+    """The fields of disabled gates, except those of features the stored spec already uses."""
     old = old_spec if old_spec is not None else {}
+    spec_fields: set[str] = set()
+    device_fields: set[str] = set()
+    nested: list[tuple[str, frozenset[str]]] = []
     if not gate_enabled(gates, Gate.DEVICE_TAINTS) and not _taints_in_use(old):
-        _drop_device_fields(spec, "taints")
+        device_fields.add("taints")
     if not gate_enabled(gates, Gate.PARTITIONABLE_DEVICES) and not _partitionable_in_use(old):
-        spec.pop("sharedCounters", None)
-        spec.pop("perDeviceNodeSelection", None)
-        _drop_device_fields(spec, "consumesCounters", *NODE_FIELDS)
+        spec_fields.update(("sharedCounters", "perDeviceNodeSelection"))
+        device_fields.update(("consumesCounters", *NODE_FIELDS))
     binding_on = gate_enabled(gates, Gate.DEVICE_BINDING_CONDITIONS) and gate_enabled(gates, Gate.RESOURCE_CLAIM_DEVICE_STATUS)
     if not binding_on and not _binding_in_use(old):
-        _drop_device_fields(spec, "bindingConditions", "bindingFailureConditions", "bindsToNode")
+        device_fields.update(("bindingConditions", "bindingFailureConditions", "bindsToNode"))
     if not gate_enabled(gates, Gate.CONSUMABLE_CAPACITY) and not _consumable_in_use(old):
-        for d in _devices(spec):
-            d.pop("allowMultipleAllocations", None)
-            for cap in (d.get("capacity") or {}).values():
-                if isinstance(cap, dict):
-                    cap.pop("requestPolicy", None)
+        device_fields.add("allowMultipleAllocations")
+        nested.append(("capacity", frozenset({"requestPolicy"})))
     if not gate_enabled(gates, Gate.NODE_ALLOCATABLE_RESOURCES) and not _node_allocatable_in_use(old):
-        _drop_device_fields(spec, "nodeAllocatableResources")
+        device_fields.add("nodeAllocatableResources")
     if not gate_enabled(gates, Gate.LIST_TYPE_ATTRIBUTES) and not _list_attributes_in_use(old):
-        for d in _devices(spec):
-            for attr in (d.get("attributes") or {}).values():
-                if isinstance(attr, dict):
-                    for f in LIST_ATTRIBUTE_FIELDS:
-                        attr.pop(f, None)
+        nested.append(("attributes", _LIST_ATTRIBUTE_FIELD_SET))
     if not gate_enabled(gates, Gate.DEVICE_COMPATIBILITY_GROUPS) and not _compat_groups_in_use(old):
-        for d in _devices(spec):
-            for cc in d.get("consumesCounters") or []:
-                if isinstance(cc, dict):
-                    cc.pop("compatibilityGroups", None)
+        nested.append(("consumesCounters", frozenset({"compatibilityGroups"})))
     if not gate_enabled(gates, Gate.OPTIONAL_NODE_OPERATIONS) and not old.get("skipNodeOperations"):
-        spec.pop("skipNodeOperations", None)
+        spec_fields.add("skipNodeOperations")
     pool_status_on = gate_enabled(gates, Gate.RESOURCE_POOL_STATUS) or gate_enabled(gates, Gate.PARTITIONABLE_DEVICES_TYPE)
     if not pool_status_on and not _present(old, "partitionTypeAttribute"):
-        spec.pop("partitionTypeAttribute", None)
+        spec_fields.add("partitionTypeAttribute")
+    return _Dropped(frozenset(spec_fields), frozenset(device_fields), tuple(nested))
+
+
+def _without(d: dict[str, Any], fields: frozenset[str]) -> dict[str, Any]:
+    """``d`` itself when it has none of ``fields``, else a shallow copy without them."""
+    if fields.isdisjoint(d):
+        return d
+    return {k: v for k, v in d.items() if k not in fields}
+
+
+def _each_without(items: Any, fields: frozenset[str]) -> Any:
+    """The list or map ``items`` with ``fields`` removed from each object in it: the same
+    container when no object has any of them, else a shallow copy holding the changed objects."""
+    values = items.values() if isinstance(items, dict) else items if isinstance(items, list) else ()
+    try:
+        if all(map(fields.isdisjoint, values)):  # the common case: nothing to remove, nothing built
+            return items
+    except TypeError:  # a member that is no object: look at the objects alone
+        if all(fields.isdisjoint(value) for value in values if isinstance(value, dict)):
+            return items
+    if isinstance(items, dict):
+        return {k: _without(v, fields) if isinstance(v, dict) else v for k, v in items.items()}
+    return [_without(v, fields) if isinstance(v, dict) else v for v in items]
+
+
+def _device_without(device: dict[str, Any], dropped: _Dropped) -> dict[str, Any]:
+    """One device without the dropped fields (``device`` itself when none is there)."""
+    out = _without(device, dropped.device_fields)
+    for name, fields in dropped.nested:
+        items = out.get(name)
+        if items:
+            kept = _each_without(items, fields)
+            if kept is not items:
+                out = {**out, name: kept}
+    return out
+
+
+def _spec_without(spec: dict[str, Any], dropped: _Dropped) -> dict[str, Any]:
+    """The spec without the dropped fields: ``spec`` itself when none is there, else a copy
+    of the parts that change, sharing the rest (the submitted object is never written to)."""
+    out = _without(spec, dropped.spec_fields)
+    devices = out.get("devices")
+    if isinstance(devices, list):
+        new_devices = [_device_without(d, dropped) if isinstance(d, dict) else d for d in devices]
+        if any(new is not old for new, old in zip(new_devices, devices)):
+            out = {**out, "devices": new_devices}
+    return out
 
 
 def prepare_resource_slice(
     obj: dict[str, Any], old: dict[str, Any] | None, gates: GateReader | None
 ) -> tuple[dict[str, Any], list[str]]:
-    """Apply the create (``old`` None) or update strategy to ``obj`` in place: clear the namespace
-    (cluster-scoped kind) and drop fields of disabled gates unless ``old`` uses them.
-    Returns ``(obj, warnings)``: the same dict and the API server's warnings for it.
+    """Apply the create (``old`` None) or update strategy: clear the namespace (cluster-scoped
+    kind) and drop fields of disabled gates unless ``old`` uses them. Returns ``(prepared,
+    warnings)``: ``obj`` is not written to; ``prepared`` is ``obj`` itself when nothing changes,
+    else a copy of the changed parts that shares the rest with ``obj``.
     Both objects fit the ResourceSlice decode schema (:mod:`.schema`)."""
+    prepared = obj
     meta = obj.get("metadata")
-    if isinstance(meta, dict):
-        meta.pop("namespace", None)
+    if isinstance(meta, dict) and "namespace" in meta:
+        prepared = {**prepared, "metadata": {k: v for k, v in meta.items() if k != "namespace"}}
     spec = obj.get("spec")
     if isinstance(spec, dict):
-        _drop_disabled_fields(spec, _spec(old) if old is not None else None, gates)
-    return obj, warnings_resource_slice(obj, old)
+        new_spec = _spec_without(spec, _dropped_fields(_spec(old) if old is not None else None, gates))
+        if new_spec is not spec:
+            prepared = {**prepared, "spec": new_spec}
+    return prepared, warnings_resource_slice(obj, old)
 
 
 def warnings_resource_slice(obj: dict[str, Any], old: dict[str, Any] | None = None) -> list[str]:
@@ -265,23 +314,7 @@ def _validate_spec(
     if spec.get("sharedCounters") is not None and spec.get("devices") is not None:
         errs.append(invalid(path, "", "only one of `sharedCounters` or `devices` is allowed"))
 
-    devices = spec.get("devices") or []
-    max_devices = MAX_DEVICES
-    if _taints_in_use(spec) or _has_consumes_counters(spec) or _list_attributes_in_use(spec):
-        max_devices = MAX_DEVICES_WITH_ADVANCED_FEATURES
-    per_device = spec.get("perDeviceNodeSelection")
-    old_devices: dict[str, dict[str, Any]] = {}
-    for old_device in _devices(old_spec) if old_spec is not None else []:
-        old_devices.setdefault(old_device.get("name") or "", old_device)  # the first one, as upstream
-
-    def check_device(device: Any, p: Path) -> list[FieldError]:
-        """One device, compared with the stored device of the same name."""
-        device = device if isinstance(device, dict) else {}
-        return _validate_device(device, old_devices.get(device.get("name") or ""), p, per_device, gates)
-
-    errs.extend(
-        validate_list(devices, path.child("devices"), max_devices, check_device, key=lambda d: (d or {}).get("name") or "")
-    )
+    errs.extend(_validate_devices(spec, old_spec, path.child("devices"), gates))
     errs.extend(
         validate_list(
             spec.get("sharedCounters") or [],
@@ -295,6 +328,38 @@ def _validate_spec(
         errs.extend(_validate_partition_type_attribute(spec, path))
     if spec.get("skipNodeOperations") is not None:
         errs.extend(validate_skip_node_operations(spec.get("skipNodeOperations"), path.child("skipNodeOperations")))
+    return errs
+
+
+def _validate_devices(
+    spec: dict[str, Any], old_spec: dict[str, Any] | None, path: Path, gates: GateReader | None
+) -> list[FieldError]:
+    """The device list as upstream's ``validateSlice``: TooMany short-circuits; each device
+    (compared with the stored device of the same name), then a Duplicate for a repeated name.
+    A device :func:`_plain_device_ok` accepts has no errors: no path is built for it."""
+    devices = spec.get("devices") or []
+    if len(devices) > MAX_DEVICES_WITH_ADVANCED_FEATURES:  # (up to that many, either limit holds)
+        max_devices = MAX_DEVICES
+        if _taints_in_use(spec) or _has_consumes_counters(spec) or _list_attributes_in_use(spec):
+            max_devices = MAX_DEVICES_WITH_ADVANCED_FEATURES
+        if len(devices) > max_devices:
+            return [too_many(path, len(devices), max_devices)]
+    per_device = spec.get("perDeviceNodeSelection")
+    old_devices: dict[str, dict[str, Any]] = {}
+    for old_device in _devices(old_spec) if old_spec is not None else []:
+        old_devices.setdefault(old_device.get("name") or "", old_device)  # the first one, as upstream
+    errs: list[FieldError] = []
+    seen: set[Any] = set()
+    valid_keys: set[str] = set()
+    for i, device in enumerate(devices):
+        if per_device is True or not _plain_device_ok(device, valid_keys):
+            device = device if isinstance(device, dict) else {}
+            errs.extend(_validate_device(device, old_devices.get(device.get("name") or ""), path.index(i), per_device, gates))
+        name = device.get("name") or ""
+        key = json.dumps(name, sort_keys=True) if isinstance(name, (dict, list)) else name
+        if key in seen:
+            errs.append(duplicate(path.index(i), name))
+        seen.add(key)
     return errs
 
 
@@ -386,18 +451,20 @@ def _validate_device(
         )
     errs.extend(
         _validate_map(
-            attributes, None, ATTRIBUTE_KEY_TRUNCATE, validate_qualified_name, validate_device_attribute,
-            path.child("attributes"),
+            attributes, None, ATTRIBUTE_KEY_TRUNCATE, _validate_device_key, validate_device_attribute,
+            path.child("attributes"), _scalar_attribute_ok,
         )
     )
     if old_device is None or not semantic_equal(old_device.get("capacity"), capacity, quantities=True):
         if device.get("allowMultipleAllocations") is True:
             check_capacity: Callable[[Any, Path], list[FieldError]] = lambda c, p: _validate_multi_capacity(c, p, gates)
+            capacity_ok = None
         else:
-            check_capacity = _validate_single_capacity
+            check_capacity, capacity_ok = _validate_single_capacity, _plain_capacity_ok
         errs.extend(
             _validate_map(
-                capacity, None, ATTRIBUTE_KEY_TRUNCATE, validate_qualified_name, check_capacity, path.child("capacity")
+                capacity, None, ATTRIBUTE_KEY_TRUNCATE, _validate_device_key, check_capacity, path.child("capacity"),
+                capacity_ok,
             )
         )
     # features the device does not use (empty or null fields) have nothing to report: their
@@ -425,6 +492,46 @@ def _validate_device(
     return errs
 
 
+_PLAIN_DEVICE_FIELDS = frozenset({"name", "attributes", "capacity"})
+
+
+def _plain_device_ok(device: Any, valid_keys: set[str]) -> bool:
+    """True for a device that sets no field beyond name, attributes and capacity, and passes
+    every check of :func:`_validate_device` (valid name, at most 32 attributes and capacities,
+    valid keys, one valid scalar per attribute, no request policy): it has no errors to report.
+    False means only that the full checks must run (without perDeviceNodeSelection: true).
+    ``valid_keys`` holds the attribute and capacity keys found valid so far in this call
+    (the devices of a slice mostly share theirs)."""
+    if type(device) is not dict or not _PLAIN_DEVICE_FIELDS.issuperset(device):
+        return False
+    name = device.get("name")
+    attributes = device.get("attributes") or {}
+    capacity = device.get("capacity") or {}
+    if type(name) is not str or type(attributes) is not dict or type(capacity) is not dict:
+        return False
+    if len(attributes) + len(capacity) > MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE or not dns1123_label_ok(name):
+        return False  # (scalar attributes count one value each: at most 32 < 48)
+    if not (_keys_ok(attributes, valid_keys) and _keys_ok(capacity, valid_keys)):
+        return False
+    if not _scalar_attributes_ok(attributes.values()):
+        return False
+    for cap in capacity.values():
+        if type(cap) is dict and cap.get("requestPolicy") is not None:
+            return False
+    return True
+
+
+def _keys_ok(mapping: dict[Any, Any], valid_keys: set[str]) -> bool:
+    """Whether every key of ``mapping`` is a valid qualified name; the new valid ones join ``valid_keys``."""
+    if valid_keys.issuperset(mapping):
+        return True
+    for key in mapping:
+        if type(key) is not str or not is_valid_qualified_name(key):
+            return False
+        valid_keys.add(key)
+    return True
+
+
 def _count_attribute_values(attributes: dict[str, Any]) -> int:
     """Attribute values of a device: a scalar counts one, a list its length (several lists summed)."""
     total = 0
@@ -445,23 +552,29 @@ def _validate_map(
     validate_key: Callable[[str, Path], list[FieldError]],
     validate_item: Callable[[Any, Path], list[FieldError]],
     path: Path,
+    item_ok: Callable[[Any], bool] | None = None,
 ) -> list[FieldError]:
     """Upstream ``validateMap``: TooMany short-circuits; key errors at the map path, value errors
-    under the (middle-truncated) key."""
+    under the (middle-truncated) key. ``item_ok`` (optional) is a quick test of values that
+    ``validate_item`` accepts: no path is built for them."""
     mapping = mapping if isinstance(mapping, dict) else {}
     if max_size is not None and len(mapping) > max_size:
         return [too_many(path, len(mapping), max_size)]
     errs: list[FieldError] = []
-    quick_ok = _QUICK_OK.get(validate_item)  # values it accepts need no path built
-    known_keys = getattr(validate_key, "valid_values", ())  # names a memoized validator accepted
     for key, item in mapping.items():
         name = str(key)
-        if name not in known_keys:
-            errs.extend(validate_key(name, path))
-        if quick_ok is not None and quick_ok(item):
+        errs.extend(validate_key(name, path))
+        if item_ok is not None and item_ok(item):
             continue
         errs.extend(validate_item(item, path.key(middle_truncate(name, truncate))))
     return errs
+
+
+def _validate_device_key(name: str, path: Path) -> list[FieldError]:
+    """An attribute or capacity key: a DRA qualified name (errors at the map path)."""
+    if is_valid_qualified_name(name):
+        return []
+    return validate_qualified_name(name, path)
 
 
 def _byte_len(value: Any) -> int:
@@ -486,17 +599,29 @@ def _validate_version_value(value: Any, path: Path) -> list[FieldError]:
     return errs
 
 
+def _scalar_attributes_ok(attributes: Iterable[Any]) -> bool:
+    """True when each attribute is one valid scalar: the common case, which
+    :func:`validate_device_attribute` accepts, checked without building a path."""
+    for attr in attributes:
+        if type(attr) is not dict or len(attr) != 1:
+            return False
+        ((fld, value),) = attr.items()
+        if fld == "bool" or fld == "int":
+            if value is None:
+                return False
+            continue
+        if type(value) is not str or (fld != "string" and fld != "version"):
+            return False
+        if len(value) > ATTRIBUTE_MAX_VALUE_LENGTH // 4 and len(value.encode("utf-8")) > ATTRIBUTE_MAX_VALUE_LENGTH:
+            return False  # (at most 4 bytes a character: a short text needs no encoding)
+        if fld == "version" and not is_semver(value):
+            return False
+    return True
+
+
 def _scalar_attribute_ok(attr: Any) -> bool:
-    """True for the common attribute that :func:`validate_device_attribute` accepts: one valid scalar."""
-    if type(attr) is dict and len(attr) == 1:
-        for fld, value in attr.items():
-            if fld in ("bool", "int") and value is not None:
-                return True
-            if fld in ("string", "version") and type(value) is str and (
-                len(value.encode("utf-8")) <= ATTRIBUTE_MAX_VALUE_LENGTH and (fld == "string" or is_semver(value))
-            ):
-                return True
-    return False
+    """:func:`_scalar_attributes_ok` of one attribute."""
+    return _scalar_attributes_ok((attr,))
 
 
 def validate_device_attribute(attr: Any, path: Path) -> list[FieldError]:
@@ -549,13 +674,6 @@ def _validate_single_capacity(capacity: Any, path: Path) -> list[FieldError]:
 def _plain_capacity_ok(capacity: Any) -> bool:
     """True when :func:`_validate_single_capacity` finds nothing (no requestPolicy)."""
     return not isinstance(capacity, dict) or capacity.get("requestPolicy") is None
-
-
-#: item validators of :func:`_validate_map` -> a quick check of the values they accept
-_QUICK_OK: dict[Callable[..., list[FieldError]], Callable[[Any], bool]] = {
-    validate_device_attribute: _scalar_attribute_ok,
-    _validate_single_capacity: _plain_capacity_ok,
-}
 
 
 def _validate_multi_capacity(capacity: Any, path: Path, gates: GateReader | None) -> list[FieldError]:

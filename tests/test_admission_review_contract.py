@@ -1,0 +1,40 @@
+"""``review()`` in-process on every admission conformance scenario: the same decision as the
+CLI gives, the submitted objects never written to, and the patch turning the submitted object
+into the stored one (the strategies copy only what they change, so these must hold)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import jsonpatch
+import pytest
+
+from kubectl_dra.validation.admission import review
+from tests.admission_scenarios import (
+    check_decision,
+    gates_for,
+    load_admission_scenarios,
+    operation_of,
+    scenario_id,
+    skip_reason,
+)
+
+SCENARIOS = load_admission_scenarios()
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=scenario_id)
+def test_review_leaves_the_submitted_objects_alone(scenario: dict[str, Any]) -> None:
+    reason = skip_reason(scenario)
+    if reason:
+        pytest.skip(reason)
+    obj = copy.deepcopy(scenario["object"])
+    old = copy.deepcopy(scenario.get("oldObject"))
+    operation = operation_of(scenario)
+    decision = review(obj, operation=operation, old=old if operation == "UPDATE" else None,
+                      namespace_labels=scenario.get("namespaceLabels") or {}, gates=gates_for(scenario))
+    check_decision(scenario, decision.to_dict())
+    assert obj == scenario["object"]
+    assert old == scenario.get("oldObject")
+    if decision.allowed:
+        assert jsonpatch.apply_patch(obj, decision.patch) == decision.object
