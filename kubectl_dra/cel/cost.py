@@ -565,7 +565,10 @@ class Coster:
 
     def library_cost(self, function: str, oid: str, target: Optional[_Node],
                      args: list[_Node]) -> Optional[tuple[Est, Optional[Est]]]:
-        """Kubernetes (apiserver library) and DRA call rules; None = use cel-go's."""
+        """Kubernetes (apiserver library) and DRA call rules; None = use cel-go's.
+
+        Mirrors upstream's ``CostEstimator.EstimateCallCost`` (k8s.io/apiserver/pkg/cel/library/cost.go),
+        one branch per library function, hence its length."""
         size = self.node_size
         if function == "includes" and oid == "dra_includes_dyn_dyn" and target is not None:
             return Est(0, MAX_ATTR_VALUES).mul(ONE), None
