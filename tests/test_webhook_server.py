@@ -385,7 +385,7 @@ def test_certificate_rotation_without_restart_or_failed_requests(kubeconfig: Pat
                 (cert_dir / "tls.key").write_bytes(renewed.tls_key)
             bundle = renewed
             expected = x509.load_pem_x509_certificate(renewed.tls_cert)
-            deadline = time.monotonic() + 5
+            deadline = time.monotonic() + 30  # (a liveness bound for loaded CI machines, not a speed check)
             while served_certificate(server.port, str(ca_file)) != expected:
                 assert time.monotonic() < deadline, "the server did not pick up the new certificate"
                 time.sleep(0.05)
