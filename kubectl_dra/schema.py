@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -77,23 +76,34 @@ _LEAF_CHECKS: dict[str, Check] = {
     QUANTITY: _is_quantity,
     TIMESTAMP: _is_timestamp,
 }
-#: quantity texts as dumps write them ("80Gi", "1", "0.5", "100m"): digits, at most one point,
-#: one SI suffix. Every text it matches parses (tests/test_schema_checkers.py checks it on
-#: generated texts); it only lets the generated checkers skip a call, :func:`_is_quantity`
-#: stays the rule and decides everything else.
-_PLAIN_QUANTITY = re.compile(r"[0-9]{1,18}(?:\.[0-9]{1,9})?(?:[KMGTPE]i|[numkMGTPE])?")
+#: quantity texts one compiled checker remembers as valid (most repeat: "80Gi", "1"), beyond which
+#: it forgets them all and starts again
+_QUANTITY_MEMO = 4096
+
+
+def _remember_quantity(value: Any, valid_texts: set[str]) -> bool:
+    """:func:`_is_quantity`, remembering a valid text in ``valid_texts`` (a checker's own memo:
+    quantity texts never change meaning, so what it holds never changes an answer)."""
+    if not _is_quantity(value):
+        return False
+    if type(value) is str:
+        if len(valid_texts) >= _QUANTITY_MEMO:
+            valid_texts.clear()
+        valid_texts.add(value)
+    return True
+
 
 #: leaf schema -> the expression, in generated code, that tests a non-null value ``{x}``
 _LEAF_EXPRESSIONS: dict[str, str] = {
     STR: "isinstance({x}, str)",
     BOOL: "isinstance({x}, bool)",
     INT: f"(({{x}}.__class__ is int and {INT64_MIN} <= {{x}} <= {INT64_MAX}) or _is_int64({{x}}))",
-    QUANTITY: "(({x}.__class__ is str and _plain_quantity({x}) is not None) or _is_quantity({x}))",
+    QUANTITY: "(({x}.__class__ is str and {x} in _valid_quantities) or _remember_quantity({x}, _valid_quantities))",
     TIMESTAMP: "_is_timestamp({x})",
 }
 #: names the generated source uses besides builtins
-_CHECKER_GLOBALS: dict[str, Any] = {"_is_int64": _is_int64, "_is_quantity": _is_quantity,
-                                    "_is_timestamp": _is_timestamp, "_plain_quantity": _PLAIN_QUANTITY.fullmatch}
+_CHECKER_GLOBALS: dict[str, Any] = {"_is_int64": _is_int64, "_remember_quantity": _remember_quantity,
+                                    "_is_timestamp": _is_timestamp}
 
 #: up to this many checked members an object's checker looks each one up; beyond, it walks the
 #: members present (API objects set few of the many members their types have)
@@ -106,7 +116,8 @@ _INLINE_LOOPS = 8
 class _CheckerSource:
     """Python source of a schema's boolean checker. The tests of nested objects, arrays and
     maps are written inline, in one function per part nested :data:`_INLINE_LOOPS` loops
-    deep, so that checking one API object calls a function for its quantities alone."""
+    deep, so that checking one API object calls no function for the common case (quantity
+    texts it has seen valid are one set lookup)."""
 
     def __init__(self) -> None:
         self.lines: list[str] = []
@@ -154,7 +165,10 @@ class _CheckerSource:
                     lines += [f"{pad}    {'if' if i == 0 else 'elif'} {name} == {key!r}:",
                               *self.block(sub, item, indent + 2, loops + 1)]
             return lines
-        container, items, sub = ("list", var, spec[0]) if isinstance(spec, list) else ("dict", f"{var}.values()", spec[1])
+        if isinstance(spec, list):
+            container, items, sub = "list", var, spec[0]
+        else:
+            container, items, sub = "dict", f"{var}.values()", spec[1]
         lines = [f"{pad}if not isinstance({var}, {container}):", f"{pad}    return False"]
         if sub != ANY:
             lines += [f"{pad}for {item} in {items}:", f"{pad}    if {item} is None:", f"{pad}        continue",
@@ -178,7 +192,7 @@ def _compile(spec: Any) -> Check:
     source = _CheckerSource()
     source.lines += ["def _fits(v):", "    if v is None:", "        return True",
                      *source.block(spec, "v", 1, 0), "    return True", ""]
-    namespace = dict(_CHECKER_GLOBALS)
+    namespace = {**_CHECKER_GLOBALS, "_valid_quantities": set()}  # the checker owns its memo
     exec(compile("\n".join(source.lines), f"<schema checker {len(source.lines)} lines>", "exec"), namespace)
     fits: Check = namespace["_fits"]
     return fits

@@ -343,7 +343,7 @@ def load_json_unique_fast(text: str) -> Any:
         written = _colons_written(value)
     except (ValueError, TypeError, RecursionError):  # JSONDecodeError, orjson.JSONEncodeError
         return None
-    escaped_colons = text.count("\\u003a") + text.count("\\u003A")
+    escaped_colons = text.count("\\u003a") + text.count("\\u003A") if "\\u003" in text else 0
     return value if written == text.count(":") + escaped_colons else None
 
 

@@ -13,7 +13,7 @@ import yaml
 
 from ..errors import InputError
 from .bounded import DecodeError, DuplicateKey, load_json, load_json_unique_fast, load_yaml
-from .shapes import shape_errors
+from .shapes import shape_errors, shapes_fit
 from .snapshot import KINDS, ClusterState, Obj
 
 _SUFFIXES = (".yaml", ".yml", ".json")
@@ -267,6 +267,8 @@ def _check_types(obj: Obj, origin: str) -> None:
     """Values of the wrong JSON type in a field the commands read (a string count, ``labels: "x"``,
     a number where a list belongs) are an :class:`InputError` naming object and field, as the API
     server would never have stored them; the core can then trust the types it reads."""
+    if shapes_fit(obj, obj["kind"]):  # the common case: one pass, no error built
+        return
     errors = shape_errors(obj, obj["kind"])
     if errors:
         more = f" (and {len(errors) - 1} more type errors)" if len(errors) > 1 else ""

@@ -91,6 +91,12 @@ LOAD_SCHEMAS: dict[str, dict[str, Any]] = {
 _COMPILED: dict[str, Schema] = {kind: Schema(spec) for kind, spec in LOAD_SCHEMAS.items()}
 
 
+def shapes_fit(obj: dict[str, Any], kind: str) -> bool:
+    """Whether every field the commands read holds its JSON type (one pass, nothing built)."""
+    schema = _COMPILED.get(kind)
+    return schema is None or schema.fits(obj)
+
+
 def shape_errors(obj: dict[str, Any], kind: str) -> list[str]:
     """``field.path: must be …`` for every value of the wrong JSON type (empty when all fit)."""
     schema = _COMPILED.get(kind)
@@ -99,4 +105,4 @@ def shape_errors(obj: dict[str, Any], kind: str) -> list[str]:
     return [str(misfit) for misfit in decode_misfits(obj, kind, schema)]
 
 
-__all__ = ["ANY", "LOAD_SCHEMAS", "shape_errors"]
+__all__ = ["ANY", "LOAD_SCHEMAS", "shape_errors", "shapes_fit"]
