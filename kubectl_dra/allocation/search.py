@@ -365,9 +365,12 @@ class Search:
             self._step()
 
     def _step(self) -> None:
-        """Count one search step (one allocateOne call upstream), which is also a unit of work."""
+        """Count one search step (one allocateOne call upstream), which is also a unit of work
+        (:meth:`tick`, inline)."""
         self.steps += 1
-        self.tick()
+        self.ticks += 1
+        if not self.ticks & 0xFF and time.monotonic() > self.deadline:
+            self.timed_out()
 
     def tick(self) -> None:
         """Count one unit of work; every 256 units, stop if the deadline has passed. Every
@@ -543,7 +546,16 @@ class Search:
                 self.ticks += 1
                 if not self.ticks & 0xFF and time.monotonic() > self.deadline:
                     self.timed_out()
-                if not self._candidate(ci, rd, pool, device):
+                # "in use" is cheap and thus checked first, then selectors, then capacity
+                # (upstream's order; each failed check tells the tracer, when one is attached, why)
+                if self._held(ci, rd, device) or not self._selectable(rd, pool, device):
+                    continue
+                if self.f.consumable_capacity and not self._capacity_fits(rd, device):
+                    continue
+                later = self.needed_later.get((ci, ri))
+                if later and device.id in later:  # (pruning for a later "all devices" request)
+                    if self.tracer is not None:
+                        self._reject_needed_later(rd, device, later[device.id])
                     continue
                 taken = self._allocate_device(ci, rd, pool, device, must=False)
                 if taken is None:
@@ -565,23 +577,6 @@ class Search:
         return
 
     # -- device checks ----------------------------------------------------------------------
-
-    def _candidate(self, ci: int, rd: RequestData, pool: Pool, device: DeviceView) -> bool:
-        """The checks upstream allocateOne makes before allocateDevice, in its order (in use,
-        selectable, capacity), plus the pruning for later "all devices" requests. Each
-        failed check tells the tracer, when one is attached, why."""
-        if self._held(ci, rd, device):
-            return False
-        if not self._selectable(rd, pool, device):
-            return False
-        if self.f.consumable_capacity and not self._capacity_fits(rd, device):
-            return False
-        later = self.needed_later.get(rd.key[:2])
-        if later and device.id in later:
-            if self.tracer is not None:
-                self._reject_needed_later(rd, device, later[device.id])
-            return False
-        return True
 
     def _held(self, ci: int, rd: RequestData, device: DeviceView) -> bool:
         """In use: by an allocated claim or by this search (upstream deviceInUse); with
