@@ -354,6 +354,9 @@ def _gated_device_notes(slices: list[SliceView], features: Features) -> list[str
     same device views and fields as its checks (``Search._check_selectable``,
     ``_allocate_device``; per-device node selection: ``gather_pools`` skips the slice)."""
     partitionable = features.partitionable
+    if partitionable and features.binding_conditions and features.optional_node_operations \
+            and features.consumable_capacity:
+        return []  # every note is about one of these gates being off: no device to count
     per_device = consuming = with_binding = skipping = multi = 0
     for sv in slices:
         if sv.shared_counter_names and not partitionable:
