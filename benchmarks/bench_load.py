@@ -9,8 +9,12 @@
     time and peak memory). Budgets: YAML loads in <= 10 s; YAML commands within 2x of JSON.
 (b) A 529-byte YAML alias bomb (10 levels x 9 aliases) given to ``validate -f``: refused with
     exit 2; wall time and peak memory of the process.
+(c) The JSON dump of 5,000 nodes x 8 partitionable devices with shared counters (issue 9 item 9,
+    the dump of bench_allocation case b): ``load_state`` in a fresh process with the CLI's
+    interpreter settings, CPU of the first load (checkers compiled on the way) and the best of
+    three, and the process's peak memory. Budget: <= 1 s CPU.
 
-``python -m benchmarks.bench_load [--nodes N]``
+``python -m benchmarks.bench_load [--nodes N] [--partitionable-only]``
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ NODES = 2200
 DEVICES = 64
 IN_USE = 11 / 64
 YAML_LOAD_BUDGET = 10.0  # seconds
+PARTITIONABLE_NODES, PARTITIONABLE_DEVICES = 5000, 8
+PARTITIONABLE_LOAD_BUDGET = 1.0  # CPU seconds
 COMMAND_RATIO_BUDGET = 2.0  # YAML / JSON
 TARGET = f"template/{synthetic.NAMESPACE}/one-gpu"
 # runs one command in a fresh interpreter and reports wall seconds, CPU seconds, peak RSS (VmHWM:
@@ -39,6 +45,23 @@ _RUNNER = ("import sys, time\n"
            "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1]\n"
            "print(f'{time.perf_counter() - start:.2f} {time.process_time() - cpu:.2f} {int(hwm) // 1024} {code}',"
            " file=sys.stderr)\n")
+
+
+# loads a dump three times in a fresh interpreter with the CLI's settings; prints the CPU seconds
+# of the first load and of the best, and the peak RSS in MB (VmHWM) after the first
+_LOAD_RUNNER = ("import sys, time\n"
+                "from kubectl_dra.cli.main import tune_process\n"
+                "tune_process()\n"
+                "from kubectl_dra.state import load_state\n"
+                "cpus = []\n"
+                "for i in range(3):\n"
+                "    cpu = time.process_time()\n"
+                "    state = load_state(sys.argv[1:])\n"
+                "    cpus.append(time.process_time() - cpu)\n"
+                "    del state\n"
+                "    if i == 0:\n"
+                "        hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1]\n"
+                "print(f'{cpus[0]:.3f} {min(cpus):.3f} {int(hwm) // 1024}', file=sys.stderr)\n")
 
 
 def _load_seconds(path: Path) -> tuple[float, float]:
@@ -86,6 +109,20 @@ def _bomb(directory: Path) -> Path:
     return path
 
 
+def partitionable_load(directory: Path) -> None:
+    """Case (c): the 5,000 x 8 partitionable JSON dump loaded in a fresh process."""
+    objs = synthetic.cluster(PARTITIONABLE_NODES, PARTITIONABLE_DEVICES, in_use=0.25, partitionable=True)
+    path = synthetic.write_json(objs, directory / "partitionable.json")
+    del objs
+    done = subprocess.run([sys.executable, "-c", _LOAD_RUNNER, str(path)], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True, timeout=600)
+    first, best, peak = done.stderr.strip().splitlines()[-1].split()
+    print(f"(c) {PARTITIONABLE_NODES} nodes x {PARTITIONABLE_DEVICES} partitionable devices, JSON "
+          f"{path.stat().st_size / 1e6:.1f} MB: load_state in a fresh process {first} s CPU first "
+          f"(best of 3: {best} s), peak {peak} MB; budget {PARTITIONABLE_LOAD_BUDGET:.0f} s: "
+          f"{'ok' if float(first) <= PARTITIONABLE_LOAD_BUDGET else 'OVER'}")
+
+
 def main(argv: list[str] | None = None) -> None:
     from kubectl_dra.cli.main import tune_process
 
@@ -94,6 +131,9 @@ def main(argv: list[str] | None = None) -> None:
     nodes = int(args[args.index("--nodes") + 1]) if "--nodes" in args else NODES
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
+        partitionable_load(directory)
+        if "--partitionable-only" in args:
+            return
         objs = synthetic.cluster(nodes, DEVICES, in_use=IN_USE)
         yaml_path = synthetic.write_yaml(objs, directory / "dump.yaml")
         json_path = synthetic.write_json(objs, directory / "dump.json")
