@@ -108,15 +108,15 @@ _CHECKER_GLOBALS: dict[str, Any] = {"_is_int64": _is_int64, "_remember_quantity"
 #: up to this many checked members an object's checker looks each one up; beyond, it walks the
 #: members present (API objects set few of the many members their types have)
 _FEW_MEMBERS = 3
-#: nested loops written inline in one function; a part nested deeper gets a function of its own
-#: (Python allows 20 nested blocks in a function)
-_INLINE_LOOPS = 8
+#: nested loops and indentation levels written inline in one function; a part nested deeper
+#: gets a function of its own (Python allows 20 nested loops and 100 indentation levels)
+_INLINE_LOOPS, _INLINE_INDENT = 8, 40
 
 
 class _CheckerSource:
     """Python source of a schema's boolean checker. The tests of nested objects, arrays and
     maps are written inline, in one function per part nested :data:`_INLINE_LOOPS` loops
-    deep, so that checking one API object calls no function for the common case (quantity
+    (or :data:`_INLINE_INDENT` levels) deep, so that checking one API object calls no function for the common case (quantity
     texts it has seen valid are one set lookup)."""
 
     def __init__(self) -> None:
@@ -147,7 +147,7 @@ class _CheckerSource:
             return []
         if not isinstance(spec, (dict, list, tuple)):
             return [f"{pad}if not {self.leaf(spec, var)}:", f"{pad}    return False"]
-        if loops >= _INLINE_LOOPS:
+        if loops >= _INLINE_LOOPS or indent >= _INLINE_INDENT:
             return [f"{pad}if not {self.function(spec)}({var}):", f"{pad}    return False"]
         item = self.variable("x")
         if isinstance(spec, dict):

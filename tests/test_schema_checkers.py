@@ -53,6 +53,18 @@ def test_parts_nested_beyond_the_inline_depth_are_checked_by_functions_of_their_
         assert [m.field for m in compiled.misfits(bad)] == ["a" + "[0]" * depth + "." + member]
 
 
+def test_objects_nested_deeper_than_the_inline_indentation_compile_and_check() -> None:
+    depth = 3 * schema._INLINE_INDENT
+    spec: Any = {"n": schema.INT}
+    good: Any = {"n": 1}
+    bad: Any = {"n": "one"}
+    for _ in range(depth):
+        spec, good, bad = {"a": spec, "b": schema.STR}, {"a": good, "b": "x"}, {"a": bad}
+    compiled = schema.Schema(spec)
+    assert compiled.fits(good) and not compiled.fits(bad)
+    assert [m.field for m in compiled.misfits(bad)] == [".".join(["a"] * depth + ["n"])]
+
+
 def test_objects_with_few_and_with_many_members_are_checked_alike() -> None:
     few = {"a": schema.STR}
     many = {key: schema.INT for key in "abcdefghij"}
