@@ -536,6 +536,7 @@ class Search:
         # previous one, so no combination is tried twice (upstream does the same).
         p0, k0 = start
         pools = self.pools
+        admin, allocating, dedicated = rd.admin, self.allocating, self.in_use.dedicated
         for pi in range(p0, len(pools)):
             pool = pools[pi]
             if pool.incomplete or pool.invalid:
@@ -546,16 +547,29 @@ class Search:
                 self.ticks += 1
                 if not self.ticks & 0xFF and time.monotonic() > self.deadline:
                     self.timed_out()
-                # "in use" is cheap and thus checked first, then selectors, then capacity
-                # (upstream's order; each failed check tells the tracer, when one is attached, why)
-                if self._held(ci, rd, device) or not self._selectable(rd, pool, device):
+                # "in use" is cheap and thus checked first (upstream deviceInUse: held by an
+                # allocated claim or by this search; with admin access only a device that another
+                # request of the same claim takes counts), then selectors, then capacity. Each
+                # failed check tells the tracer, when one is attached, why.
+                did = device.id
+                if admin:
+                    holders = allocating.get(did)
+                    if holders and ci in holders:
+                        if self.tracer is not None:
+                            self._tell(rd, device, why.held_by_same_claim(claim_ref(self.claims[ci])))
+                        continue
+                elif did in dedicated or allocating.get(did):
+                    if self.tracer is not None:
+                        self._reject_in_use(rd, device)
+                    continue
+                if not self._selectable(rd, pool, device):
                     continue
                 if self.f.consumable_capacity and not self._capacity_fits(rd, device):
                     continue
                 later = self.needed_later.get((ci, ri))
-                if later and device.id in later:  # (pruning for a later "all devices" request)
+                if later and did in later:  # (pruning for a later "all devices" request)
                     if self.tracer is not None:
-                        self._reject_needed_later(rd, device, later[device.id])
+                        self._reject_needed_later(rd, device, later[did])
                     continue
                 taken = self._allocate_device(ci, rd, pool, device, must=False)
                 if taken is None:
@@ -577,23 +591,6 @@ class Search:
         return
 
     # -- device checks ----------------------------------------------------------------------
-
-    def _held(self, ci: int, rd: RequestData, device: DeviceView) -> bool:
-        """In use: by an allocated claim or by this search (upstream deviceInUse); with
-        admin access, only a device taken by another request of the same claim counts."""
-        did = device.id
-        if rd.admin:
-            holders = self.allocating.get(did)
-            if not (holders and ci in holders):
-                return False
-            if self.tracer is not None:
-                self._tell(rd, device, why.held_by_same_claim(claim_ref(self.claims[ci])))
-            return True
-        if not (self.allocating.get(did) or did in self.in_use.dedicated):
-            return False
-        if self.tracer is not None:
-            self._reject_in_use(rd, device)
-        return True
 
     def _capacity_fits(self, rd: RequestData, device: DeviceView) -> bool:
         """Upstream CmpRequestOverCapacity: what the request consumes (after the request
