@@ -12,7 +12,7 @@ import pytest
 
 from kubectl_dra.errors import FeatureGateError
 from kubectl_dra.gates import ALPHA, DEPENDENCIES, DRA_GATES, PRE_ALPHA, FeatureGates, Gate, known_gate
-from kubectl_dra.validation import common
+from kubectl_dra.validation import gating
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -37,9 +37,9 @@ READERS: dict[str, Callable[[str], object]] = {
     "FeatureGates.with_overrides(str)": lambda name: DEFAULT.with_overrides(f"{name}=true"),
     "FeatureGates.with_overrides(map)": lambda name: DEFAULT.with_overrides({name: True}),
     "known_gate": known_gate,
-    "validation gate_enabled(FeatureGates)": lambda name: common.gate_enabled(DEFAULT, name),  # type: ignore[arg-type]
-    "validation gate_enabled(stand-in)": lambda name: common.gate_enabled(StandIn(), name),  # type: ignore[arg-type]
-    "validation gate_enabled(None)": lambda name: common.gate_enabled(None, name),  # type: ignore[arg-type]
+    "validation gate_enabled(FeatureGates)": lambda name: gating.gate_enabled(DEFAULT, name),  # type: ignore[arg-type]
+    "validation gate_enabled(stand-in)": lambda name: gating.gate_enabled(StandIn(), name),  # type: ignore[arg-type]
+    "validation gate_enabled(None)": lambda name: gating.gate_enabled(None, name),  # type: ignore[arg-type]
 }
 
 

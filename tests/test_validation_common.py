@@ -1,14 +1,28 @@
-"""Shared validation helpers: formats, names, metadata, node selectors, CEL, opaque config."""
+"""Shared validation helpers: formats, names, metadata, node selectors, taints, binding, CEL, opaque config."""
 
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from kubectl_dra.errors import FeatureGateError
-from kubectl_dra.validation import common as c
-from kubectl_dra.validation import schema
+from kubectl_dra.validation import (
+    binding,
+    config,
+    formats,
+    gating,
+    lists,
+    names,
+    nodeselector,
+    objectmeta,
+    schema,
+    selectors,
+    taints,
+    values,
+)
 from kubectl_dra.validation.field import (
     DUPLICATE,
     FORBIDDEN,
@@ -23,6 +37,11 @@ from kubectl_dra.validation.field import (
 )
 
 P = Path.root("x")
+
+#: the helpers every kind's rules share, one namespace for the tables below
+_HELPER_MODULES = (formats, names, objectmeta, nodeselector, taints, binding, selectors, config, lists, values, gating)
+c = SimpleNamespace(**{name: getattr(m, name) for m in _HELPER_MODULES for name in m.__all__})
+c.__all__ = [name for m in _HELPER_MODULES for name in m.__all__]
 
 
 def kinds(errs: list[FieldError]) -> set[tuple[str, str]]:
@@ -328,7 +347,7 @@ def test_cel_engine_failure_is_internal(monkeypatch: pytest.MonkeyPatch) -> None
     def broken(expression: str, gates: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(c, "_check_cel", broken)
+    monkeypatch.setattr(selectors, "_check_cel", broken)
     assert kinds(c.validate_cel_selector({"expression": "true"}, P, Gates())) == {(INTERNAL, "x.expression")}
 
 
@@ -492,7 +511,11 @@ def test_structured_helpers_report_wrong_types_instead_of_raising(call, field: s
 def test_no_helper_raises_on_any_json_value(value) -> None:
     """Every public field check answers with field errors for any decoded JSON value."""
     for name in c.__all__:
-        if not name.startswith("validate_") or name in ("validate_list", "validate_raw_extension"):
+        if not name.startswith("validate_") or name in (
+            # shapes and the claim-side checks that take an already decoded object
+            "validate_list", "validate_map", "validate_raw_extension", "validate_immutable_field",
+            "validate_device_configuration",
+        ):
             continue
         helper = getattr(c, name)
         if name == "validate_object_meta":

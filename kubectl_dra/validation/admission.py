@@ -15,7 +15,7 @@ import jsonpatch
 import orjson
 
 from ..model.jsoncopy import copy_json, dumps_json
-from . import deviceclass, pod, podgroup, resourceclaim, resourceclaimtemplate, resourceslice
+from . import deviceclass, pod, podgroup, resourceclaim, resourceclaimstatus, resourceclaimtemplate, resourceslice
 from .field import FieldError, forbidden, internal
 from .field import Path as FieldPath
 from .schema import decode_errors
@@ -53,7 +53,9 @@ _HANDLERS: dict[str, tuple[Prepare, Validate]] = {
 
 #: kind -> handlers of its status subresource (UPDATE only).
 _STATUS_HANDLERS: dict[str, tuple[Prepare, Validate]] = {
-    "ResourceClaim": (resourceclaim.prepare_resource_claim_status, resourceclaim.validate_resource_claim_status),
+    "ResourceClaim": (
+        resourceclaimstatus.prepare_resource_claim_status, resourceclaimstatus.validate_resource_claim_status
+    ),
     "PodGroup": (podgroup.prepare_pod_group_status, podgroup.validate_pod_group_status),
 }
 
@@ -296,7 +298,7 @@ def _authorize_admin_access(obj: dict, namespace_labels: NamespaceLabels) -> lis
 
 def _authorize_admin_access_status(obj: dict, old: dict, namespace_labels: NamespaceLabels) -> list[FieldError]:
     """A new allocation with an admin-access result needs the namespace label too."""
-    index = resourceclaim.admin_access_status_request(obj, old)
+    index = resourceclaimstatus.admin_access_status_request(obj, old)
     if index is None:
         return []
     path = FieldPath.root("status", "allocation", "devices", "results").index(index).child("adminAccess")

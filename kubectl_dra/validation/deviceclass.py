@@ -12,16 +12,14 @@ from __future__ import annotations
 from typing import Any
 
 from kubectl_dra.gates import GateReader
-from kubectl_dra.validation.common import (
-    is_qualified_name,
-    semantic_equal,
-    validate_list,
-    validate_object_meta,
-    validate_object_meta_update,
-    validate_opaque_configuration,
-    validate_selectors,
-)
-from kubectl_dra.validation.field import FieldError, Path, invalid, required
+
+from .config import validate_opaque_configuration
+from .field import FieldError, Path, invalid, required
+from .formats import is_qualified_name
+from .lists import validate_list
+from .objectmeta import validate_object_meta, validate_object_meta_update
+from .selectors import validate_selectors
+from .values import semantic_equal
 
 __all__ = [
     "is_extended_resource_name",

@@ -152,3 +152,8 @@ def unknown_field(field_path: str) -> FieldError:
 
 def internal(path: Path, message: str) -> FieldError:
     return FieldError(INTERNAL, str(path), _OMIT, message)
+
+
+def immutable(path: Path, value: Any) -> FieldError:
+    """The ``field is immutable`` error of ``ValidateImmutableField``."""
+    return invalid(path, value, "field is immutable")

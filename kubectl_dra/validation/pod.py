@@ -11,10 +11,11 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
-from . import common
 from .field import FieldError, Path, duplicate, forbidden, required
+from .names import validate_dns_label
+from .objectmeta import validate_object_meta, validate_object_meta_update
 from .podgroup import validate_claim_reference
-from .resourceclaim import as_dict, as_list, as_str, normalized
+from .values import as_dict, as_list, as_str, normalized
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..gates import FeatureGates
@@ -31,10 +32,10 @@ def prepare_pod(obj: dict, old: dict | None, gates: "FeatureGates") -> tuple[dic
 def validate_pod(obj: dict, old: dict | None, gates: "FeatureGates") -> list[FieldError]:
     """Metadata, pod claims and container claim references; on update the DRA fields are immutable."""
     meta_path = Path("metadata")
-    errs = common.validate_object_meta(obj.get("metadata"), True, meta_path)
+    errs = validate_object_meta(obj.get("metadata"), True, meta_path)
     spec = as_dict(obj.get("spec"))
     if old is not None:
-        errs.extend(common.validate_object_meta_update(obj.get("metadata"), old.get("metadata"), meta_path))
+        errs.extend(validate_object_meta_update(obj.get("metadata"), old.get("metadata"), meta_path))
         if _dra_fields(spec) != _dra_fields(as_dict(old.get("spec"))):
             errs.append(
                 forbidden(
@@ -114,7 +115,7 @@ def _container_claims(claims: Any, pod_claims: set[str], path: Path) -> list[Fie
         key = name
         request = as_str(claim.get("request"))
         if request:
-            errs.extend(common.validate_dns_label(request, item.child("request")))
+            errs.extend(validate_dns_label(request, item.child("request")))
             key = f"{name}/{request}"
         if key in seen:
             errs.append(duplicate(item, key))

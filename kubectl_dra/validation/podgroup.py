@@ -11,9 +11,12 @@ import copy
 from typing import TYPE_CHECKING, Any
 
 from ..gates import Gate
-from . import common
 from .field import FieldError, Path, duplicate, invalid, required
-from .resourceclaim import as_dict, as_list, as_str, check_list, immutable
+from .gating import gate_enabled
+from .lists import check_list
+from .names import validate_dns_label, validate_dns_subdomain
+from .objectmeta import validate_object_meta, validate_object_meta_update
+from .values import as_dict, as_list, as_str, validate_immutable_field
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..gates import FeatureGates
@@ -27,7 +30,7 @@ def prepare_pod_group(obj: dict, old: dict | None, gates: "FeatureGates") -> tup
     PodGroup already had claims."""
     group = copy.deepcopy(obj)
     warnings: list[str] = []
-    if common.gate_enabled(gates, Gate.WORKLOAD_RESOURCE_CLAIMS):
+    if gate_enabled(gates, Gate.WORKLOAD_RESOURCE_CLAIMS):
         return group, warnings
     if old is not None and as_list(as_dict(old.get("spec")).get("resourceClaims")):
         return group, warnings
@@ -47,12 +50,12 @@ def prepare_pod_group(obj: dict, old: dict | None, gates: "FeatureGates") -> tup
 def validate_pod_group(obj: dict, old: dict | None, gates: "FeatureGates") -> list[FieldError]:
     """Metadata and ``spec.resourceClaims``; on update the claims are immutable."""
     meta_path = Path("metadata")
-    errs = common.validate_object_meta(obj.get("metadata"), True, meta_path)
+    errs = validate_object_meta(obj.get("metadata"), True, meta_path)
     claims_path = Path.root("spec", "resourceClaims")
     claims = as_dict(obj.get("spec")).get("resourceClaims")
     if old is not None:
-        errs.extend(common.validate_object_meta_update(obj.get("metadata"), old.get("metadata"), meta_path))
-        errs.extend(immutable(claims, as_dict(old.get("spec")).get("resourceClaims"), claims_path))
+        errs.extend(validate_object_meta_update(obj.get("metadata"), old.get("metadata"), meta_path))
+        errs.extend(validate_immutable_field(claims, as_dict(old.get("spec")).get("resourceClaims"), claims_path))
         return errs
     errs.extend(validate_pod_group_resource_claims(claims, claims_path))
     return errs
@@ -77,12 +80,12 @@ def validate_claim_reference(claim: dict, path: Path) -> list[FieldError]:
     if not name:
         errs.append(required(path.child("name")))
     else:
-        errs.extend(common.validate_dns_label(name, path.child("name")))
+        errs.extend(validate_dns_label(name, path.child("name")))
     sources = 0
     for key in ("resourceClaimName", "resourceClaimTemplateName"):
         if claim.get(key) is not None:
             sources += 1
-            errs.extend(common.validate_dns_subdomain(as_str(claim[key]), path.child(key)))
+            errs.extend(validate_dns_subdomain(as_str(claim[key]), path.child(key)))
     if sources != 1:
         errs.append(invalid(path, claim, "must specify exactly one of resourceClaimName or resourceClaimTemplateName"))
     return errs
@@ -97,7 +100,7 @@ def prepare_pod_group_status(obj: dict, old: dict, gates: "FeatureGates") -> tup
     warnings: list[str] = []
     used = bool(as_list(as_dict(old.get("spec")).get("resourceClaims")))
     status = group.get("status")
-    if not common.gate_enabled(gates, Gate.WORKLOAD_RESOURCE_CLAIMS) and not used and isinstance(status, dict):
+    if not gate_enabled(gates, Gate.WORKLOAD_RESOURCE_CLAIMS) and not used and isinstance(status, dict):
         if as_list(status.get("resourceClaimStatuses")):
             warnings.append(
                 f"status.resourceClaimStatuses: dropped because the feature gate {Gate.WORKLOAD_RESOURCE_CLAIMS} is disabled"
@@ -108,7 +111,7 @@ def prepare_pod_group_status(obj: dict, old: dict, gates: "FeatureGates") -> tup
 
 def validate_pod_group_status(obj: dict, old: dict, gates: "FeatureGates") -> list[FieldError]:
     """Claim statuses must name a claim of the spec, once each, with a valid claim name."""
-    errs = common.validate_object_meta_update(obj.get("metadata"), old.get("metadata"), Path("metadata"))
+    errs = validate_object_meta_update(obj.get("metadata"), old.get("metadata"), Path("metadata"))
     claim_names = {as_str(as_dict(c).get("name")) for c in as_list(as_dict(obj.get("spec")).get("resourceClaims"))}
     path = Path.root("status", "resourceClaimStatuses")
     seen: set[str] = set()
@@ -122,5 +125,5 @@ def validate_pod_group_status(obj: dict, old: dict, gates: "FeatureGates") -> li
             errs.append(duplicate(item, name))
         seen.add(name)
         if entry.get("resourceClaimName") is not None:
-            errs.extend(common.validate_dns_subdomain(as_str(entry["resourceClaimName"]), item.child("resourceClaimName")))
+            errs.extend(validate_dns_subdomain(as_str(entry["resourceClaimName"]), item.child("resourceClaimName")))
     return errs

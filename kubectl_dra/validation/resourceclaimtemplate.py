@@ -10,15 +10,10 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING
 
-from . import common
 from .field import FieldError, Path
-from .resourceclaim import (
-    as_dict,
-    default_device_claim,
-    drop_disabled_device_fields,
-    immutable,
-    validate_claim_spec,
-)
+from .objectmeta import validate_object_meta, validate_object_meta_update, validate_template_meta
+from .resourceclaim import default_device_claim, drop_disabled_device_fields, validate_claim_spec
+from .values import as_dict, validate_immutable_field
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..gates import FeatureGates
@@ -55,13 +50,13 @@ def prepare_resource_claim_template(
 def validate_resource_claim_template(obj: dict, old: dict | None, gates: "FeatureGates") -> list[FieldError]:
     """Every field error of a (prepared) template; on update only metadata and spec immutability."""
     meta_path = Path("metadata")
-    errs = common.validate_object_meta(obj.get("metadata"), True, meta_path)
+    errs = validate_object_meta(obj.get("metadata"), True, meta_path)
     if old is not None:
         old_template = default_resource_claim_template(old)
-        errs.extend(common.validate_object_meta_update(obj.get("metadata"), old_template.get("metadata"), meta_path))
-        errs.extend(immutable(obj.get("spec"), old_template.get("spec"), Path("spec")))
+        errs.extend(validate_object_meta_update(obj.get("metadata"), old_template.get("metadata"), meta_path))
+        errs.extend(validate_immutable_field(obj.get("spec"), old_template.get("spec"), Path("spec")))
         return errs
     spec = as_dict(obj.get("spec"))
-    errs.extend(common.validate_template_meta(spec.get("metadata"), Path.root("spec", "metadata")))
+    errs.extend(validate_template_meta(spec.get("metadata"), Path.root("spec", "metadata")))
     errs.extend(validate_claim_spec(spec.get("spec"), Path.root("spec", "spec"), gates))
     return errs

@@ -12,48 +12,52 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from kubectl_dra.gates import Gate, GateReader
-from kubectl_dra.quantity import Quantity, QuantityError
-from kubectl_dra.validation.common import (
-    gate_enabled,
-    immutable,
-    dns1123_label_ok,
-    is_semver,
+
+from .binding import validate_binding_conditions, validate_skip_node_operations
+from .deviceattributes import (
+    LIST_ATTRIBUTE_FIELD_SET,
+    MAX_ATTRIBUTE_VALUES_PER_DEVICE,
+    count_attribute_values,
+    scalar_attribute_ok,
+    scalar_attributes_ok,
+    validate_device_attribute,
+)
+from .devicecapacity import (
+    plain_capacity_ok,
+    validate_multi_capacity,
+    validate_node_allocatable,
+    validate_single_capacity,
+)
+from .devicecounters import (
+    MAX_COUNTER_CONSUMPTIONS_PER_DEVICE,
+    MAX_COUNTER_SETS,
+    validate_counter_consumption,
+    validate_counter_set,
+)
+from .field import FieldError, Path, duplicate, immutable, invalid, required, too_many
+from .formats import dns1123_label_ok
+from .gating import gate_enabled
+from .lists import validate_list, validate_map
+from .names import (
     is_valid_qualified_name,
-    middle_truncate,
-    parse_quantity,
-    semantic_equal,
-    validate_binding_conditions,
     validate_device_name,
-    validate_device_taint,
-    validate_dns_label,
     validate_driver_name,
     validate_fully_qualified_name,
-    validate_list,
     validate_node_name,
-    validate_node_selector,
-    validate_object_meta,
-    validate_object_meta_update,
     validate_pool_name,
     validate_qualified_name,
-    validate_skip_node_operations,
 )
-from kubectl_dra.validation.field import (
-    FieldError,
-    Path,
-    duplicate,
-    forbidden,
-    invalid,
-    required,
-    too_long,
-    too_many,
-)
+from .nodeselector import validate_node_selector
+from .objectmeta import validate_object_meta, validate_object_meta_update
+from .taints import validate_device_taint
+from .values import present, semantic_equal
 
 __all__ = [
     "prepare_resource_slice",
-    "validate_device_attribute",
+    "validate_device_attribute",  # re-exported: kubectl_dra.metadata.check reads it from here
     "validate_resource_slice",
     "warnings_resource_slice",
 ]
@@ -62,27 +66,9 @@ __all__ = [
 MAX_DEVICES = 128
 MAX_DEVICES_WITH_ADVANCED_FEATURES = 64
 MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE = 32
-MAX_ATTRIBUTE_VALUES_PER_DEVICE = 48
-ATTRIBUTE_MAX_VALUE_LENGTH = 64
 ATTRIBUTE_KEY_TRUNCATE = 63 + 1 + 32
-COUNTER_KEY_TRUNCATE = 63
-MAX_COUNTER_SETS = 8
-MAX_COUNTERS_PER_SET = 32
-MAX_COUNTER_CONSUMPTIONS_PER_DEVICE = 2
-MAX_COUNTERS_PER_CONSUMPTION = 32
-MAX_COMPATIBILITY_GROUPS = 2
 MAX_TAINTS_PER_DEVICE = 16
-MAX_VALID_VALUES = 10
-INT64_MAX = 2**63 - 1
-INT64_MIN = -(2**63)
-
-LIST_ATTRIBUTE_FIELDS = ("bools", "ints", "strings", "versions")
-_LIST_ATTRIBUTE_FIELD_SET = frozenset(LIST_ATTRIBUTE_FIELDS)
 NODE_FIELDS = ("nodeName", "nodeSelector", "allNodes")
-NODE_ALLOCATABLE_FIXED = ("cpu", "memory")
-
-# ---------------------------------------------------------------------------
-# Strategy: drop fields of disabled gates
 
 
 def _spec(obj: dict[str, Any] | None) -> dict[str, Any]:
@@ -98,11 +84,6 @@ def _devices(spec: dict[str, Any]) -> list[dict[str, Any]]:
     return [d for d in (spec.get("devices") or []) if isinstance(d, dict)]
 
 
-def _present(d: dict[str, Any], key: str) -> bool:
-    """Whether a pointer-like field is set (key present and not null), as Go's ``!= nil``."""
-    return d.get(key) is not None
-
-
 def _taints_in_use(spec: dict[str, Any]) -> bool:
     """Any device with a non-empty taints list (DRADeviceTaints in use)."""
     return any(d.get("taints") for d in _devices(spec))
@@ -110,15 +91,15 @@ def _taints_in_use(spec: dict[str, Any]) -> bool:
 
 def _partitionable_in_use(spec: dict[str, Any]) -> bool:
     """Counter sets, per-device node selection (even false) or partitionable device fields present."""
-    if spec.get("sharedCounters") or _present(spec, "perDeviceNodeSelection"):
+    if spec.get("sharedCounters") or present(spec, "perDeviceNodeSelection"):
         return True
-    return any(d.get("consumesCounters") or any(_present(d, f) for f in NODE_FIELDS) for d in _devices(spec))
+    return any(d.get("consumesCounters") or any(present(d, f) for f in NODE_FIELDS) for d in _devices(spec))
 
 
 def _binding_in_use(spec: dict[str, Any]) -> bool:
     """Any device with binding conditions, binding failure conditions or bindsToNode."""
     return any(
-        d.get("bindingConditions") or d.get("bindingFailureConditions") or _present(d, "bindsToNode")
+        d.get("bindingConditions") or d.get("bindingFailureConditions") or present(d, "bindsToNode")
         for d in _devices(spec)
     )
 
@@ -126,10 +107,10 @@ def _binding_in_use(spec: dict[str, Any]) -> bool:
 def _consumable_in_use(spec: dict[str, Any]) -> bool:
     """Any device with allowMultipleAllocations (even false) or a capacity request policy."""
     for d in _devices(spec):
-        if _present(d, "allowMultipleAllocations"):
+        if present(d, "allowMultipleAllocations"):
             return True
         for cap in (d.get("capacity") or {}).values():
-            if isinstance(cap, dict) and _present(cap, "requestPolicy"):
+            if isinstance(cap, dict) and present(cap, "requestPolicy"):
                 return True
     return False
 
@@ -145,7 +126,7 @@ def _list_attributes_in_use(spec: dict[str, Any]) -> bool:
         for attr in (d.get("attributes") or {}).values():
             if isinstance(attr, dict):
                 for f, value in attr.items():  # usually one member: cheaper than four lookups
-                    if value is not None and f in _LIST_ATTRIBUTE_FIELD_SET:
+                    if value is not None and f in LIST_ATTRIBUTE_FIELD_SET:
                         return True
     return False
 
@@ -189,13 +170,13 @@ def _dropped_fields(old_spec: dict[str, Any] | None, gates: GateReader | None) -
     if not gate_enabled(gates, Gate.NODE_ALLOCATABLE_RESOURCES) and not _node_allocatable_in_use(old):
         device_fields.add("nodeAllocatableResources")
     if not gate_enabled(gates, Gate.LIST_TYPE_ATTRIBUTES) and not _list_attributes_in_use(old):
-        nested.append(("attributes", _LIST_ATTRIBUTE_FIELD_SET))
+        nested.append(("attributes", LIST_ATTRIBUTE_FIELD_SET))
     if not gate_enabled(gates, Gate.DEVICE_COMPATIBILITY_GROUPS) and not _compat_groups_in_use(old):
         nested.append(("consumesCounters", frozenset({"compatibilityGroups"})))
     if not gate_enabled(gates, Gate.OPTIONAL_NODE_OPERATIONS) and not old.get("skipNodeOperations"):
         spec_fields.add("skipNodeOperations")
     pool_status_on = gate_enabled(gates, Gate.RESOURCE_POOL_STATUS) or gate_enabled(gates, Gate.PARTITIONABLE_DEVICES_TYPE)
-    if not pool_status_on and not _present(old, "partitionTypeAttribute"):
+    if not pool_status_on and not present(old, "partitionTypeAttribute"):
         spec_fields.add("partitionTypeAttribute")
     return _Dropped(frozenset(spec_fields), frozenset(device_fields), tuple(nested))
 
@@ -275,10 +256,6 @@ def warnings_resource_slice(obj: dict[str, Any], old: dict[str, Any] | None = No
     return []
 
 
-# ---------------------------------------------------------------------------
-# Validation
-
-
 def validate_resource_slice(
     obj: dict[str, Any], old: dict[str, Any] | None, gates: GateReader | None
 ) -> list[FieldError]:
@@ -320,7 +297,7 @@ def _validate_spec(
             spec.get("sharedCounters") or [],
             path.child("sharedCounters"),
             MAX_COUNTER_SETS,
-            _validate_counter_set,
+            validate_counter_set,
             key=lambda s: (s or {}).get("name") or "",
         )
     )
@@ -418,9 +395,6 @@ def _validate_node_selection(spec: dict[str, Any], path: Path) -> list[FieldErro
     return errs
 
 
-# ---------------------------------------------------------------------------
-# Devices
-
 _DEVICE_SELECTION_MSG = (
     "exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required when `perDeviceNodeSelection` "
     "is set to true in the ResourceSlice spec"
@@ -444,25 +418,25 @@ def _validate_device(
                 f"the total number of attributes and capacities must not exceed {MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE}",
             )
         )
-    values = _count_attribute_values(attributes)
+    values = count_attribute_values(attributes)
     if values > MAX_ATTRIBUTE_VALUES_PER_DEVICE:
         errs.append(
             invalid(path, values, f"the total number of attribute values must not exceed {MAX_ATTRIBUTE_VALUES_PER_DEVICE}")
         )
     errs.extend(
-        _validate_map(
+        validate_map(
             attributes, None, ATTRIBUTE_KEY_TRUNCATE, _validate_device_key, validate_device_attribute,
-            path.child("attributes"), _scalar_attribute_ok,
+            path.child("attributes"), scalar_attribute_ok,
         )
     )
     if old_device is None or not semantic_equal(old_device.get("capacity"), capacity, quantities=True):
         if device.get("allowMultipleAllocations") is True:
-            check_capacity: Callable[[Any, Path], list[FieldError]] = lambda c, p: _validate_multi_capacity(c, p, gates)
+            check_capacity: Callable[[Any, Path], list[FieldError]] = lambda c, p: validate_multi_capacity(c, p, gates)
             capacity_ok = None
         else:
-            check_capacity, capacity_ok = _validate_single_capacity, _plain_capacity_ok
+            check_capacity, capacity_ok = validate_single_capacity, plain_capacity_ok
         errs.extend(
-            _validate_map(
+            validate_map(
                 capacity, None, ATTRIBUTE_KEY_TRUNCATE, _validate_device_key, check_capacity, path.child("capacity"),
                 capacity_ok,
             )
@@ -479,7 +453,7 @@ def _validate_device(
                 consumes,
                 path.child("consumesCounters"),
                 MAX_COUNTER_CONSUMPTIONS_PER_DEVICE,
-                _validate_counter_consumption,
+                validate_counter_consumption,
                 key=lambda c: (c or {}).get("counterSet") or "",
             )
         )
@@ -488,7 +462,7 @@ def _validate_device(
         errs.extend(validate_binding_conditions(device, path))
     allocatable = device.get("nodeAllocatableResources") or {}
     if allocatable:
-        errs.extend(_validate_node_allocatable(allocatable, capacity, path.child("nodeAllocatableResources")))
+        errs.extend(validate_node_allocatable(allocatable, capacity, path.child("nodeAllocatableResources")))
     return errs
 
 
@@ -513,7 +487,7 @@ def _plain_device_ok(device: Any, valid_keys: set[str]) -> bool:
         return False  # (scalar attributes count one value each: at most 32 < 48)
     if not (_keys_ok(attributes, valid_keys) and _keys_ok(capacity, valid_keys)):
         return False
-    if not _scalar_attributes_ok(attributes.values()):
+    if not scalar_attributes_ok(attributes.values()):
         return False
     for cap in capacity.values():
         if type(cap) is dict and cap.get("requestPolicy") is not None:
@@ -532,347 +506,11 @@ def _keys_ok(mapping: dict[Any, Any], valid_keys: set[str]) -> bool:
     return True
 
 
-def _count_attribute_values(attributes: dict[str, Any]) -> int:
-    """Attribute values of a device: a scalar counts one, a list its length (several lists summed)."""
-    total = 0
-    for attr in attributes.values():
-        attr = attr if isinstance(attr, dict) else {}
-        lists = 0
-        for f, items in attr.items():  # usually one member: cheaper than four lookups
-            if items and f in _LIST_ATTRIBUTE_FIELD_SET:
-                lists += len(items)
-        total += lists if lists else 1
-    return total
-
-
-def _validate_map(
-    mapping: Any,
-    max_size: int | None,
-    truncate: int,
-    validate_key: Callable[[str, Path], list[FieldError]],
-    validate_item: Callable[[Any, Path], list[FieldError]],
-    path: Path,
-    item_ok: Callable[[Any], bool] | None = None,
-) -> list[FieldError]:
-    """Upstream ``validateMap``: TooMany short-circuits; key errors at the map path, value errors
-    under the (middle-truncated) key. ``item_ok`` (optional) is a quick test of values that
-    ``validate_item`` accepts: no path is built for them."""
-    mapping = mapping if isinstance(mapping, dict) else {}
-    if max_size is not None and len(mapping) > max_size:
-        return [too_many(path, len(mapping), max_size)]
-    errs: list[FieldError] = []
-    for key, item in mapping.items():
-        name = str(key)
-        errs.extend(validate_key(name, path))
-        if item_ok is not None and item_ok(item):
-            continue
-        errs.extend(validate_item(item, path.key(middle_truncate(name, truncate))))
-    return errs
-
-
 def _validate_device_key(name: str, path: Path) -> list[FieldError]:
     """An attribute or capacity key: a DRA qualified name (errors at the map path)."""
     if is_valid_qualified_name(name):
         return []
     return validate_qualified_name(name, path)
-
-
-def _byte_len(value: Any) -> int:
-    """Length in bytes, as Go's len() of a string."""
-    return len(str(value).encode("utf-8"))
-
-
-def _validate_string_value(value: Any, path: Path) -> list[FieldError]:
-    """A string attribute value: at most 64 bytes."""
-    if _byte_len(value) > ATTRIBUTE_MAX_VALUE_LENGTH:
-        return [too_long(path, "", ATTRIBUTE_MAX_VALUE_LENGTH)]
-    return []
-
-
-def _validate_version_value(value: Any, path: Path) -> list[FieldError]:
-    """A version attribute value: semver 2.0.0, at most 64 bytes."""
-    errs: list[FieldError] = []
-    if not isinstance(value, str) or not is_semver(value):
-        errs.append(invalid(path, value, "must be a string compatible with semver.org spec 2.0.0"))
-    if _byte_len(value) > ATTRIBUTE_MAX_VALUE_LENGTH:
-        errs.append(too_long(path, "", ATTRIBUTE_MAX_VALUE_LENGTH))
-    return errs
-
-
-def _scalar_attributes_ok(attributes: Iterable[Any]) -> bool:
-    """True when each attribute is one valid scalar: the common case, which
-    :func:`validate_device_attribute` accepts, checked without building a path."""
-    for attr in attributes:
-        if type(attr) is not dict or len(attr) != 1:
-            return False
-        ((fld, value),) = attr.items()
-        if fld == "bool" or fld == "int":
-            if value is None:
-                return False
-            continue
-        if type(value) is not str or (fld != "string" and fld != "version"):
-            return False
-        if len(value) > ATTRIBUTE_MAX_VALUE_LENGTH // 4 and len(value.encode("utf-8")) > ATTRIBUTE_MAX_VALUE_LENGTH:
-            return False  # (at most 4 bytes a character: a short text needs no encoding)
-        if fld == "version" and not is_semver(value):
-            return False
-    return True
-
-
-def _scalar_attribute_ok(attr: Any) -> bool:
-    """:func:`_scalar_attributes_ok` of one attribute."""
-    return _scalar_attributes_ok((attr,))
-
-
-def validate_device_attribute(attr: Any, path: Path) -> list[FieldError]:
-    """DeviceAttribute: exactly one value; string/version limits; list values non-empty."""
-    if _scalar_attribute_ok(attr):  # the common case: no paths built
-        return []
-    attr = attr if isinstance(attr, dict) else {}
-    errs: list[FieldError] = []
-    count = 0
-    for fld in ("bool", "int"):
-        if _present(attr, fld):
-            count += 1
-    if _present(attr, "string"):
-        count += 1
-        errs.extend(_validate_string_value(attr["string"], path.child("string")))
-    if _present(attr, "version"):
-        count += 1
-        errs.extend(_validate_version_value(attr["version"], path.child("version")))
-    for fld in LIST_ATTRIBUTE_FIELDS:
-        if not _present(attr, fld):
-            continue
-        count += 1
-        items = attr[fld] or []
-        if len(items) == 0:
-            errs.append(invalid(path.child(fld), items, "must not be empty if specified"))
-        for i, item in enumerate(items):
-            if fld == "strings":
-                errs.extend(_validate_string_value(item, path.child(fld).index(i)))
-            elif fld == "versions":
-                errs.extend(_validate_version_value(item, path.child(fld).index(i)))
-    if count == 0:
-        errs.append(invalid(path, "", "exactly one value must be specified"))
-    elif count > 1:
-        errs.append(invalid(path, attr, "exactly one value must be specified"))
-    return errs
-
-
-# ---------------------------------------------------------------------------
-# Capacity and request policies
-
-
-def _validate_single_capacity(capacity: Any, path: Path) -> list[FieldError]:
-    """Capacity of a device without allowMultipleAllocations: no requestPolicy."""
-    capacity = capacity if isinstance(capacity, dict) else {}
-    if _present(capacity, "requestPolicy"):
-        return [forbidden(path.child("requestPolicy"), "allowMultipleAllocations must be true")]
-    return []
-
-
-def _plain_capacity_ok(capacity: Any) -> bool:
-    """True when :func:`_validate_single_capacity` finds nothing (no requestPolicy)."""
-    return not isinstance(capacity, dict) or capacity.get("requestPolicy") is None
-
-
-def _validate_multi_capacity(capacity: Any, path: Path, gates: GateReader | None) -> list[FieldError]:
-    """Capacity of a multi-allocatable device: its requestPolicy, if any."""
-    capacity = capacity if isinstance(capacity, dict) else {}
-    policy = capacity.get("requestPolicy")
-    if policy is None:
-        return []
-    try:
-        value = parse_quantity(capacity.get("value"))
-    except QuantityError:
-        return []  # reported by _quantity_errors before validation
-    return _validate_request_policy(value, policy if isinstance(policy, dict) else {}, path.child("requestPolicy"), gates)
-
-
-def _q(value: Any) -> Quantity | None:
-    """An optional quantity field (None when absent)."""
-    if value is None:
-        return None
-    return parse_quantity(value)
-
-
-def _validate_request_policy(capacity: Quantity, policy: dict[str, Any], path: Path, gates: GateReader | None) -> list[FieldError]:
-    """CapacityRequestPolicy: validValues xor validRange; default required with either."""
-    try:
-        default = _q(policy.get("default"))
-        valid_values = [parse_quantity(v) for v in (policy.get("validValues") or [])]
-        vr = policy.get("validRange")
-        valid_range = None
-        if vr is not None:
-            vr = vr if isinstance(vr, dict) else {}
-            valid_range = {k: _q(vr.get(k)) for k in ("min", "max", "step")}
-    except QuantityError:
-        return []  # reported by _quantity_errors before validation
-    if valid_values and valid_range is not None:
-        message = 'exactly one policy can be specified, cannot specify "validValues" and "validRange" at the same time'
-        return [forbidden(path, message)]
-    fractional = gate_enabled(gates, Gate.FRACTIONAL_CAPACITY_RANGE)
-    if valid_values:
-        if default is None:
-            return [required(path.child("default"), "required when validValues is defined")]
-        return _validate_valid_values(default, capacity, valid_values, path.child("validValues"), fractional)
-    if valid_range is not None:
-        if default is None:
-            return [required(path.child("default"), "required when validRange is defined")]
-        return _validate_range(default, capacity, valid_range, path.child("validRange"), fractional)
-    return []
-
-
-def _validate_valid_values(
-    default: Quantity, capacity: Quantity, values: list[Quantity], path: Path, fractional: bool
-) -> list[FieldError]:
-    """validValues: ascending, ≤10, each ≤ capacity, unique (integer or exact key), default among them."""
-    errs: list[FieldError] = []
-    for i in range(len(values) - 1):
-        if values[i].cmp(values[i + 1]) > 0:
-            errs.append(invalid(path.index(i + 1), str(values[i + 1]), "values must be sorted in ascending order"))
-    found_default = False
-    if len(values) > MAX_VALID_VALUES:
-        errs.append(too_many(path, len(values), MAX_VALID_VALUES))
-    else:
-        seen: set[Any] = set()
-        for i, option in enumerate(values):
-            if option.cmp(capacity) > 0:
-                errs.append(invalid(path.index(i), str(option), f"option is larger than capacity value: {capacity}"))
-            if option.cmp(default) == 0:
-                found_default = True
-            key: Any = option.value if fractional else option.int_value()
-            if key in seen:
-                errs.append(duplicate(path.index(i), str(option)))
-            seen.add(key)
-    if not found_default:
-        errs.append(invalid(path, str(default), "default value is not valid according to the requestPolicy"))
-    return errs
-
-
-def _is_fractional(q: Quantity) -> bool:
-    """Whether a quantity has a fractional part (selects milli-unit arithmetic)."""
-    return not q.is_integer()
-
-
-def _milli_exact(q: Quantity) -> bool:
-    """Whether ``q`` is exactly a whole number of milli-units within int64."""
-    milli = q.value * 1000
-    return milli.denominator == 1 and INT64_MIN <= milli.numerator <= INT64_MAX
-
-
-def _validate_range(
-    default: Quantity, capacity: Quantity, rng: dict[str, Quantity | None], path: Path, fractional_gate: bool
-) -> list[FieldError]:
-    """validRange: min required and ≤ capacity; default within [min, max]; max ≤ capacity; step
-    positive, min+step ≤ capacity, default/max reachable from min in steps."""
-    errs: list[FieldError] = []
-    lo, hi, step = rng["min"], rng["max"], rng["step"]
-    if lo is None:
-        return [required(path.child("min"), "required when validRange is defined")]
-    if lo.cmp(capacity) > 0:
-        errs.append(invalid(path.child("min"), str(lo), f"min is larger than capacity value: {capacity}"))
-    if default.cmp(lo) < 0:
-        errs.append(invalid(path.child("default"), str(default), f"default is less than min: {lo}"))
-    if hi is not None:
-        if lo.cmp(hi) > 0:
-            errs.append(invalid(path.child("max"), str(lo), f"min is larger than max: {hi}"))
-        if hi.cmp(capacity) > 0:
-            errs.append(invalid(path.child("max"), str(hi), f"max is larger than capacity value: {capacity}"))
-        if default.cmp(hi) > 0:
-            errs.append(invalid(path.child("default"), str(default), f"default is more than max: {hi}"))
-    named = [("default", default), ("min", lo), ("max", hi), ("step", step)]
-    use_milli = False
-    if fractional_gate:
-        use_milli = any(q is not None and _is_fractional(q) for q in (lo, hi, step)) or _is_fractional(default)
-        if use_milli:
-            unsafe = False
-            for name, q in named:
-                if q is not None and not _milli_exact(q):
-                    errs.append(invalid(path.child(name), str(q), "value cannot be represented as a milli value"))
-                    unsafe = True
-            if unsafe:
-                return errs
-    if step is None:
-        return errs
-    if step.sign() <= 0:
-        errs.append(invalid(path.child("step"), str(step), "must be greater than zero"))
-        return errs
-    added = lo + step
-    if added.cmp(capacity) > 0:
-        errs.append(invalid(path.child("step"), str(step), f"one step {added} is larger than capacity value: {capacity}"))
-    if not use_milli:
-        unsafe = False
-        for name, q in named:
-            if q is None:
-                continue
-            if q.sign() < 0:
-                errs.append(invalid(path.child(name), str(q), "must be greater than or equal to 0"))
-                unsafe = True
-            elif q.value > INT64_MAX:
-                errs.append(invalid(path.child(name), str(q), f"must not be larger than {INT64_MAX}"))
-                unsafe = True
-        if unsafe:
-            return errs
-    errs.extend(_validate_step(default, lo, step, use_milli, path.child("step")))
-    if hi is not None:
-        errs.extend(_validate_step(hi, lo, step, use_milli, path.child("step")))
-    return errs
-
-
-def _validate_step(value: Quantity, lo: Quantity, step: Quantity, use_milli: bool, path: Path) -> list[FieldError]:
-    """``value - min`` must be a multiple of ``step`` (milli units or values rounded up to integers)."""
-    if use_milli:
-        s, m, v = step.milli_value(), lo.milli_value(), value.milli_value()
-    else:
-        s, m, v = step.int_value(), lo.int_value(), value.int_value()
-    if s != 0 and (v - m) % s != 0:
-        return [invalid(path, str(value), f"value is not a multiple of a given step ({step}) from ({lo})")]
-    return []
-
-
-# ---------------------------------------------------------------------------
-# Counters
-
-
-def _validate_counter_name(name: str, path: Path) -> list[FieldError]:
-    """Counter and counter-set names are DNS labels."""
-    return validate_dns_label(name, path)
-
-
-def _validate_counters(counters: Any, max_size: int, path: Path) -> list[FieldError]:
-    """A counters map: non-empty, ≤ max_size, DNS-label names; any parsed quantity is valid."""
-    if not counters:
-        return [required(path, "")]
-    return _validate_map(counters, max_size, COUNTER_KEY_TRUNCATE, _validate_counter_name, lambda c, p: [], path)
-
-
-def _validate_counter_set(counter_set: Any, path: Path) -> list[FieldError]:
-    """CounterSet: name required DNS label; counters non-empty, ≤32."""
-    counter_set = counter_set if isinstance(counter_set, dict) else {}
-    name = counter_set.get("name") or ""
-    errs = [required(path.child("name"), "")] if not name else _validate_counter_name(name, path.child("name"))
-    errs.extend(_validate_counters(counter_set.get("counters"), MAX_COUNTERS_PER_SET, path.child("counters")))
-    return errs
-
-
-def _validate_counter_consumption(consumption: Any, path: Path) -> list[FieldError]:
-    """DeviceCounterConsumption: counterSet required DNS label; counters non-empty, ≤32;
-    compatibilityGroups ≤2 (docs)."""
-    consumption = consumption if isinstance(consumption, dict) else {}
-    name = consumption.get("counterSet") or ""
-    errs = (
-        [required(path.child("counterSet"), "")] if not name else _validate_counter_name(name, path.child("counterSet"))
-    )
-    errs.extend(_validate_counters(consumption.get("counters"), MAX_COUNTERS_PER_CONSUMPTION, path.child("counters")))
-    groups = consumption.get("compatibilityGroups") or []
-    if len(groups) > MAX_COMPATIBILITY_GROUPS:
-        errs.append(too_many(path.child("compatibilityGroups"), len(groups), MAX_COMPATIBILITY_GROUPS))
-    return errs
-
-
-# ---------------------------------------------------------------------------
-# Per-device node selection, node-allocatable resources, partition type
 
 
 def _validate_device_node_selection(device: dict[str, Any], path: Path, per_device: Any) -> list[FieldError]:
@@ -900,7 +538,7 @@ def _validate_device_node_selection(device: dict[str, Any], path: Path, per_devi
             errs.append(required(path, _DEVICE_SELECTION_MSG))
         elif len(chosen) > 1:
             errs.append(invalid(path, "{" + ", ".join(chosen) + "}", _DEVICE_SELECTION_MSG))
-    elif any(_present(device, f) for f in NODE_FIELDS):
+    elif any(present(device, f) for f in NODE_FIELDS):
         errs.append(
             invalid(
                 path,
@@ -909,73 +547,6 @@ def _validate_device_node_selection(device: dict[str, Any], path: Path, per_devi
                 "true in the ResourceSlice spec",
             )
         )
-    return errs
-
-
-def _is_node_allocatable_resource(name: str) -> bool:
-    """cpu, memory and hugepages-<size> are node-allocatable resources that devices may map."""
-    return name in NODE_ALLOCATABLE_FIXED or name.startswith("hugepages-")
-
-
-def _validate_node_allocatable(mappings: Any, capacity: dict[str, Any], path: Path) -> list[FieldError]:
-    """nodeAllocatableResources: resource names, mapping/overhead presence and values."""
-    errs: list[FieldError] = []
-    if not isinstance(mappings, dict):
-        return errs
-    for name, entry in mappings.items():
-        kpath = path.key(str(name))
-        entry = entry if isinstance(entry, dict) else {}
-        if not _is_node_allocatable_resource(str(name)):
-            errs.append(invalid(kpath, name, "must be a node allocatable resource name"))
-        mapping, overhead = entry.get("mapping"), entry.get("overhead")
-        if mapping is None and overhead is None:
-            errs.append(required(kpath, "at least one of mapping or overhead must be set"))
-        if isinstance(mapping, dict):
-            errs.extend(_validate_allocatable_mapping(mapping, capacity, kpath.child("mapping")))
-        if isinstance(overhead, dict):
-            errs.extend(_validate_allocatable_overhead(overhead, kpath.child("overhead")))
-    return errs
-
-
-def _sign_of(value: Any) -> int | None:
-    """Sign of a quantity field (None when it does not parse)."""
-    try:
-        return parse_quantity(value).sign()
-    except QuantityError:
-        return None
-
-
-def _validate_allocatable_mapping(mapping: dict[str, Any], capacity: dict[str, Any], path: Path) -> list[FieldError]:
-    """A node-allocatable mapping: capacityKey and capacityMultiplier go together; multipliers positive."""
-    errs: list[FieldError] = []
-    key = mapping.get("capacityKey")
-    mult = mapping.get("capacityMultiplier")
-    if key is not None:
-        if key == "":
-            errs.append(invalid(path.child("capacityKey"), "", "capacityKey must not be an empty string"))
-        elif key not in capacity:
-            errs.append(FieldError("FieldValueNotFound", str(path.child("capacityKey")), key, ""))
-        if mult is None:
-            errs.append(required(path.child("capacityMultiplier"), "capacityMultiplier is required when capacityKey is set"))
-        elif (_sign_of(mult) or 0) <= 0:
-            errs.append(invalid(path.child("capacityMultiplier"), str(mult), "must be positive"))
-    device_mult = mapping.get("deviceMultiplier")
-    if device_mult is not None and (_sign_of(device_mult) or 0) <= 0:
-        errs.append(invalid(path.child("deviceMultiplier"), str(device_mult), "must be positive"))
-    if mult is not None and key is None:
-        errs.append(required(path.child("capacityKey"), "capacityKey is required when capacityMultiplier is set"))
-    return errs
-
-
-def _validate_allocatable_overhead(overhead: dict[str, Any], path: Path) -> list[FieldError]:
-    """A node-allocatable overhead: perPod or perContainer, neither negative."""
-    per_pod, per_container = overhead.get("perPod"), overhead.get("perContainer")
-    if per_pod is None and per_container is None:
-        return [invalid(path, "", "at least one of perPod or perContainer must be set")]
-    errs: list[FieldError] = []
-    for name, value in (("perPod", per_pod), ("perContainer", per_container)):
-        if value is not None and (_sign_of(value) or 0) < 0:
-            errs.append(invalid(path.child(name), str(value), "must be non-negative"))
     return errs
 
 

@@ -8,7 +8,8 @@ validation package and turns each :class:`~kubectl_dra.schema.Misfit` into a
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from typing import Any, Callable
 
 from ..schema import (
     ANY, BINDING_CONDITIONS, BOOL, CEL_SELECTOR, DEVICE_SELECTOR, DEVICE_TAINT, DEVICE_TOLERATION, INT,
@@ -22,7 +23,7 @@ __all__ = [
     "ANY", "BINDING_CONDITIONS", "BOOL", "CEL_SELECTOR", "DEVICE_SELECTOR", "DEVICE_TAINT", "DEVICE_TOLERATION",
     "INT", "INT64_MAX", "INT64_MIN", "KIND_SCHEMAS", "METADATA_ONLY", "NODE_SELECTOR", "NODE_SELECTOR_TERM",
     "OBJECT_META", "OPAQUE_CONFIG", "QUANTITY", "SCHEMAS", "STR", "TIMESTAMP", "Schema", "decode_errors",
-    "json_type", "kind_schema", "map_of", "type_errors",
+    "json_type", "kind_schema", "map_of", "shaped", "type_errors", "wrong_type",
 ]
 
 
@@ -46,3 +47,46 @@ def decode_errors(obj: Any, kind: str, prefix: str = "", schema: Schema | Any = 
     error at ``<root>``."""
     compiled = schema if schema is None or isinstance(schema, Schema) else Schema(schema)
     return [_field_error(misfit, prefix) for misfit in decode_misfits(obj, kind, compiled)]
+
+
+def wrong_type(path: Path, value: Any, expected: str) -> FieldError:
+    """A decode-level type error in :mod:`.schema`'s wording: the expected and the actual JSON type."""
+    shown = json_type(value) if isinstance(value, (dict, list)) else value
+    return FieldError(TYPE_INVALID, str(path), shown, f"must be {expected}, not {json_type(value)}")
+
+
+def shaped(spec: Any) -> Callable[[Callable[..., list[FieldError]]], Callable[..., list[FieldError]]]:
+    """Guard a helper ``f(value, path, ...)`` against values that do not fit ``spec`` (a
+    :mod:`.schema` schema, compiled once here).
+
+    :func:`~kubectl_dra.validation.admission.review` decodes objects against the kind schemas
+    before any handler runs, so there the guard always passes; it is for direct callers (the
+    metadata checker, tests), which get ``FieldValueTypeInvalid`` errors at ``path`` instead of
+    an exception. ``None`` stands for the zero value, as Go decodes ``null`` (an empty string
+    for string helpers).
+    """
+
+    def wrap(fn: Callable[..., list[FieldError]]) -> Callable[..., list[FieldError]]:
+        if spec == STR:  # the hot path: names of every device in every slice
+
+            @functools.wraps(fn)
+            def guarded_str(value: Any, path: Path, *args: Any, **kwargs: Any) -> list[FieldError]:
+                if type(value) is str:
+                    return fn(value, path, *args, **kwargs)
+                if value is None:
+                    return fn("", path, *args, **kwargs)
+                return [wrong_type(path, value, "a string")]
+
+            return guarded_str
+
+        compiled = Schema(spec)
+
+        @functools.wraps(fn)
+        def guarded(value: Any, path: Path, *args: Any, **kwargs: Any) -> list[FieldError]:
+            if compiled.fits(value):
+                return fn(value, path, *args, **kwargs)
+            return type_errors(compiled, value, path)
+
+        return guarded
+
+    return wrap
