@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any, Callable
 
 from kubectl_dra.gates import Gate, GateReader
@@ -220,11 +221,27 @@ def _spec_without(spec: dict[str, Any], dropped: _Dropped) -> dict[str, Any]:
     of the parts that change, sharing the rest (the submitted object is never written to)."""
     out = _without(spec, dropped.spec_fields)
     devices = out.get("devices")
-    if isinstance(devices, list):
+    if isinstance(devices, list) and not _nothing_to_drop([d for d in devices if isinstance(d, dict)], dropped):
         new_devices = [_device_without(d, dropped) if isinstance(d, dict) else d for d in devices]
         if any(new is not old for new, old in zip(new_devices, devices)):
             out = {**out, "devices": new_devices}
     return out
+
+
+def _nothing_to_drop(devices: list[dict[str, Any]], dropped: _Dropped) -> bool:
+    """True when no device has a dropped field, nor an object in its members a dropped nested
+    field: the common case, each test run over the whole slice at once. False: look per device."""
+    if not all(map(dropped.device_fields.isdisjoint, devices)):
+        return False
+    for name, fields in dropped.nested:
+        members = [m for d in devices if (m := d.get(name))]
+        objects = chain.from_iterable(m.values() if isinstance(m, dict) else m for m in members)
+        try:
+            if not all(map(fields.isdisjoint, objects)):
+                return False
+        except TypeError:  # a member or an entry that is no container: the per-device walk sorts it out
+            return False
+    return True
 
 
 def prepare_resource_slice(
