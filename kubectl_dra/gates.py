@@ -17,12 +17,13 @@ this tool keeps every behaviour toggleable ("would this work without X?").
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from .errors import FeatureGateError
 
@@ -432,11 +433,21 @@ class FeatureGates(Mapping[str, bool]):
         return f"FeatureGates(version={self._release!r}, changed={{{changed}}})"
 
 
-def effective_gates(gates: FeatureGates | None) -> FeatureGates:
+#: any gate set a reader takes (FeatureGates, or a duck-typed GateReader in tests)
+G = TypeVar("G", bound=GateReader)
+
+
+def effective_gates(gates: G | None) -> G | FeatureGates:
     """The gate set every reader applies: ``gates``, or for a library caller that passes none
     the newest release's defaults (what a cluster runs when nobody sets a gate), so that
     validation, preview, explain, fit and usage read "no gate set" alike."""
-    return gates if gates is not None else FeatureGates.default()
+    return gates if gates is not None else _newest_defaults()
+
+
+@functools.cache
+def _newest_defaults() -> FeatureGates:
+    """FeatureGates.default(), made once (a gate set never changes)."""
+    return FeatureGates.default()
 
 
 def gate_table() -> dict[str, dict[str, tuple[str, bool]]]:

@@ -119,3 +119,7 @@ def test_no_gate_set_reads_as_the_newest_defaults_everywhere() -> None:
     assert Allocator(state, None).gates == defaults
     assert compute_usage(state).feature_gates == defaults.as_dict()
     assert gates_dict(None) == dict(sorted(defaults.as_dict().items()))
+    from kubectl_dra.gates import Gate
+    from kubectl_dra.validation.gating import gate_enabled
+
+    assert all(gate_enabled(None, gate) is defaults.enabled(gate) for gate in Gate)

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kubectl_dra.errors import FeatureGateError
+from kubectl_dra.gates import FeatureGates
 from kubectl_dra.validation import (
     binding,
     config,
@@ -373,7 +374,9 @@ def test_parse_quantity_by_value() -> None:
 
 
 def test_gate_enabled_duck_typed() -> None:
-    assert c.gate_enabled(None, "DRAAdminAccess") is False
+    # no gate set: the newest release's defaults, as every reader takes it (gates.effective_gates)
+    assert c.gate_enabled(None, "DRAAdminAccess") is FeatureGates.default().enabled("DRAAdminAccess") is True
+    assert c.gate_enabled(None, "DRAResourcePoolStatus") is False  # alpha: off by default
     assert c.gate_enabled(Gates("DRAAdminAccess"), "DRAAdminAccess") is True
     with pytest.raises(FeatureGateError):  # a name outside the gate table is refused, not read as off
         c.gate_enabled(Gates("X"), "X")
