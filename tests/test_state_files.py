@@ -151,3 +151,22 @@ def test_duplicate_keys_are_errors_not_a_silent_last_wins(tmp_path: Path) -> Non
         load_documents([json_path])
     merged = put(tmp_path, "merge.yaml", "base: &b {a: 1}\nkind: X\nmetadata: {name: m}\nother:\n  <<: *b\n  c: 2\n")
     assert load_documents([merged])[0]["other"] == {"a": 1, "c": 2}
+
+
+def test_reading_is_bounded_whether_the_first_chunk_holds_all_or_not(monkeypatch) -> None:
+    """A file read in one piece (its size plus one) and a stream that outgrows its first chunk
+    (a growing file, a pipe) give the same bytes, and the same refusal past the limit."""
+    import io
+
+    from kubectl_dra.state import files
+
+    data = bytes(range(256)) * 40
+    assert files._read_bounded(io.BytesIO(data), "x", first=len(data) + 1) == data
+    assert files._read_bounded(io.BytesIO(data), "x", first=100) == data
+    assert files._read_bounded(io.BytesIO(data), "x") == data
+    assert files._read_bounded(io.BytesIO(b""), "x", first=1) == b""
+    monkeypatch.setattr(files, "MAX_INPUT_BYTES", 5000)
+    with pytest.raises(InputError, match="larger than"):
+        files._read_bounded(io.BytesIO(data), "x", first=100)
+    with pytest.raises(InputError, match="larger than"):
+        files._read_bounded(io.BytesIO(data), "x", first=len(data) + 1)

@@ -180,25 +180,29 @@ def _read(path: str) -> str:
         return _decode(_read_bounded(buffer, "<stdin>"), "<stdin>")
     try:
         with open(path, "rb") as stream:
-            _check_size(os.fstat(stream.fileno()).st_size, path)
-            data = _read_bounded(stream, path)
+            size = os.fstat(stream.fileno()).st_size
+            _check_size(size, path)
+            data = _read_bounded(stream, path, first=size + 1)
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
     return _decode(data, path)
 
 
-def _read_bounded(stream: Any, origin: str) -> bytes:
+def _read_bounded(stream: Any, origin: str, first: int = _CHUNK) -> bytes:
     """All of ``stream``, in chunks, stopping with an error past :data:`MAX_INPUT_BYTES` (a pipe or
-    a growing file has no size to check first)."""
+    a growing file has no size to check first). The first chunk is ``first`` bytes: a file's size
+    plus one reads a file that does not grow in one piece, never copied again."""
     chunks: list[bytes] = []
     total = 0
+    size = min(first, MAX_INPUT_BYTES + 1)
     while True:
-        chunk = stream.read(_CHUNK)
+        chunk = stream.read(size)
         if not chunk:
-            return b"".join(chunks)
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
         total += len(chunk)
         _check_size(total, origin)
         chunks.append(chunk)
+        size = _CHUNK
 
 
 def _check_size(size: int, origin: str) -> None:
