@@ -131,7 +131,9 @@ def load_cluster(state_paths: Iterable[str], kubeconfig: str | None = None, kube
     """Cluster state from --state files when given, else from the live cluster."""
     paths = list(state_paths)
     if paths:
-        state = load_state(paths)
+        with cyclic_gc_paused():  # decoding builds acyclic objects the command keeps
+            state = load_state(paths)
+            gc.freeze()  # before the GC resumes, or its first pass walks every object just built
     else:
         from ..state.live import load_live_state  # imports the kubernetes client only when needed
 
