@@ -77,8 +77,9 @@ _LEAF_CHECKS: dict[str, Check] = {
     TIMESTAMP: _is_timestamp,
 }
 #: quantity texts one compiled checker remembers as valid (most repeat: "80Gi", "1"), beyond which
-#: it forgets them all and starts again
-_QUANTITY_MEMO = 4096
+#: it forgets them all and starts again; only texts up to _QUANTITY_MEMO_CHARS long (a webhook
+#: request must not fill it with 4,000-digit numbers)
+_QUANTITY_MEMO, _QUANTITY_MEMO_CHARS = 4096, 40
 
 
 def _remember_quantity(value: Any, valid_texts: set[str]) -> bool:
@@ -86,7 +87,7 @@ def _remember_quantity(value: Any, valid_texts: set[str]) -> bool:
     quantity texts never change meaning, so what it holds never changes an answer)."""
     if not _is_quantity(value):
         return False
-    if type(value) is str:
+    if type(value) is str and len(value) <= _QUANTITY_MEMO_CHARS:
         if len(valid_texts) >= _QUANTITY_MEMO:
             valid_texts.clear()
         valid_texts.add(value)

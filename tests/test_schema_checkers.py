@@ -93,3 +93,5 @@ def test_remembered_quantity_texts_answer_as_the_parser_and_stay_bounded() -> No
         assert compiled.fits({"q": [" 5 ", 5, 2.5]}) and not compiled.fits({"q": [True]})
     memo = compiled._fits.__globals__["_valid_quantities"]  # type: ignore[union-attr]
     assert 0 < len(memo) <= schema._QUANTITY_MEMO and "bogus" not in memo and "1 Gi" not in memo
+    long_text = "1" * (schema._QUANTITY_MEMO_CHARS + 1)
+    assert compiled.fits({"q": [long_text]}) and long_text not in memo
