@@ -71,6 +71,9 @@ ATTRIBUTE_KEY_TRUNCATE = 63 + 1 + 32
 MAX_TAINTS_PER_DEVICE = 16
 NODE_FIELDS = ("nodeName", "nodeSelector", "allNodes")
 
+# ---------------------------------------------------------------------------
+# Strategy: drop the fields of disabled gates
+
 
 def _spec(obj: dict[str, Any] | None) -> dict[str, Any]:
     """The spec dict of an object (empty when missing)."""
@@ -272,6 +275,9 @@ def warnings_resource_slice(obj: dict[str, Any], old: dict[str, Any] | None = No
         return [f"spec.driver: driver names should be lowercase; {quoted} contains uppercase characters"]
     return []
 
+# ---------------------------------------------------------------------------
+# Validation
+
 
 def validate_resource_slice(
     obj: dict[str, Any], old: dict[str, Any] | None, gates: GateReader | None
@@ -411,6 +417,8 @@ def _validate_node_selection(spec: dict[str, Any], path: Path) -> list[FieldErro
         errs.append(invalid(path, "{" + ", ".join(chosen) + "}", _SLICE_SELECTION_MSG + ", but multiple fields are set"))
     return errs
 
+# ---------------------------------------------------------------------------
+# Devices
 
 _DEVICE_SELECTION_MSG = (
     "exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required when `perDeviceNodeSelection` "
