@@ -21,8 +21,9 @@ Notation (plain data, so that other modules can extend and walk a schema):
 - ``[schema]``: an array; ``map_of(schema)``: an object with any keys whose values have it.
 
 ``null`` fits every schema, as Go decodes it to the zero value. :class:`Schema` compiles a
-schema once into a boolean checker that builds nothing; the :class:`Misfit` list is walked
-out only for a value that fails it.
+schema once into a boolean checker (generated Python, nested parts inline) that builds nothing
+but its own bounded memo of valid quantity texts; the :class:`Misfit` list is walked out only
+for a value that fails it.
 """
 
 from __future__ import annotations
