@@ -37,8 +37,8 @@ Validate = Callable[..., list[FieldError]]
 #: kind -> (prepare, validate): each prepare is ``prepare(obj, old, gates) -> dict | (dict, warnings)``
 #: and each validate ``validate(obj, old, gates) -> list[FieldError]``; both may rely on ``obj``
 #: and ``old`` fitting the kind's decode schema (:mod:`kubectl_dra.schema`), which :func:`review` checks first.
-#: A prepare never writes to ``obj``: it returns a copy of what it changes (which may share the
-#: unchanged parts with ``obj``), or ``obj`` itself when nothing changes.
+#: Neither writes to ``obj`` or ``old``: a prepare returns a copy of what it changes (which may
+#: share the unchanged parts with ``obj``), or ``obj`` itself when nothing changes.
 _HANDLERS: dict[str, tuple[Prepare, Validate]] = {
     "ResourceSlice": (resourceslice.prepare_resource_slice, resourceslice.validate_resource_slice),
     "DeviceClass": (deviceclass.prepare_device_class, deviceclass.validate_device_class),
@@ -164,7 +164,7 @@ def review(
 
     if operation == "UPDATE" and old is None:
         raise ValueError("an UPDATE needs the stored (old) object")
-    old_obj = copy_json(old) if operation == "UPDATE" else None
+    old_obj = old if operation == "UPDATE" else None  # read only, by every handler: no copy
 
     # decoding: a value of the wrong type ends the request before any admission step
     decode = decode_errors(submitted, kind)
