@@ -27,7 +27,8 @@ from ..limits import FILTER_TIMEOUT
 from .completion import complete_target
 from .options import timeout_option
 from .common import (
-    OUTPUT_FORMATS, check_namespace_flags, default_namespace, dump, format_table, gate_options, load_cluster,
+    OUTPUT_FORMATS, check_namespace_flags, cyclic_gc_paused, default_namespace, dump, format_table, gate_options,
+    load_cluster,
     name_output, namespace_options, no_headers_option, output_option, resolve_gates, state_options,
     stderr_is_terminal, warn,
 )
@@ -57,8 +58,9 @@ def render_explanation(state: "ClusterState", gates: "FeatureGates", plan: "Prev
                        limit: int = 5, timeout: float | None = FILTER_TIMEOUT) -> tuple[str, int]:
     """Explain ``plan`` on ``nodes`` and render it; (text, exit code 0 fits somewhere / 1 not / 2 all errors)."""
     show_progress = stderr_is_terminal() and len(state.nodes) > 200
-    exp = explain_plan(state, gates, plan, nodes, target, progress=_progress if show_progress else None,
-                       timeout=timeout, warn=warn)
+    with cyclic_gc_paused():  # the views, pools and per-node traces live until printed
+        exp = explain_plan(state, gates, plan, nodes, target, progress=_progress if show_progress else None,
+                           timeout=timeout, warn=warn)
     if show_progress:
         click.echo("\r\x1b[K", err=True, nl=False)
     if output in ("json", "yaml"):

@@ -16,8 +16,9 @@ from ..errors import UsageError
 from .completion import complete_target
 from .options import timeout_option
 from .common import (
-    OUTPUT_FORMATS, check_namespace_flags, default_namespace, dump, gate_options, load_cluster, name_output,
-    namespace_options, no_headers_option, output_option, resolve_gates, state_options, stderr_is_terminal, warn,
+    OUTPUT_FORMATS, check_namespace_flags, cyclic_gc_paused, default_namespace, dump, gate_options, load_cluster,
+    name_output, namespace_options, no_headers_option, output_option, resolve_gates, state_options,
+    stderr_is_terminal, warn,
 )
 
 if TYPE_CHECKING:
@@ -107,8 +108,9 @@ def _run(targets: Sequence[str], filenames: Sequence[str], nodes: Sequence[str],
         click.echo(text)
         return code
     show_progress = stderr_is_terminal() and len(candidates) > 200
-    result = run_preview(state, plan, gates, candidates, progress=_progress if show_progress else None,
-                         timeout=timeout)
+    with cyclic_gc_paused():  # the views, pools and per-node results live until printed
+        result = run_preview(state, plan, gates, candidates, progress=_progress if show_progress else None,
+                             timeout=timeout)
     if show_progress:
         click.echo("\r" + " " * 40 + "\r", err=True, nl=False)
     _emit(result, output, no_headers)

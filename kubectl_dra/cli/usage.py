@@ -11,7 +11,8 @@ from ..types import Obj
 from ..errors import NotFoundError
 from ..state import ClusterState
 from .common import (
-    dump, format_table, gate_options, load_cluster, no_headers_option, output_option, resolve_gates, state_options,
+    cyclic_gc_paused, dump, format_table, gate_options, load_cluster, no_headers_option, output_option, resolve_gates,
+    state_options,
 )
 
 
@@ -155,8 +156,9 @@ def _run(by: str, sort: str, nodes: Sequence[str], feature_gates: str | None, ku
     gates = resolve_gates(feature_gates, kubernetes_version)
     state = load_cluster(state_paths, kubeconfig, kube_context, request_timeout)
     _require_known_nodes(state, nodes)
-    report = compute_usage(state, by=by, sort=sort, nodes=nodes or None,
-                           class_matcher=class_matcher() if by == "class" else None, gates=gates)
+    with cyclic_gc_paused():  # the pool verdicts' views of every device: kept until the report is made
+        report = compute_usage(state, by=by, sort=sort, nodes=nodes or None,
+                               class_matcher=class_matcher() if by == "class" else None, gates=gates)
     for warning in report.warnings:
         click.echo(f"warning: {warning}", err=True)
     if output in ("json", "yaml"):
