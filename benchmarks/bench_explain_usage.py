@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import cProfile
+import gc
 import io
 import pstats
 import subprocess
@@ -117,19 +118,26 @@ def _first_run_cluster() -> Any:
 
 
 def _first_run_child(kind: str, target: str) -> None:
-    """In a fresh process: load the state, then time one preview or one explain (CPU seconds)."""
+    """In a fresh process: load the state, then time one preview or one explain (CPU seconds),
+    with the commands' process settings (tune_process, the state frozen, the cyclic GC paused
+    while they compute)."""
+    from kubectl_dra.cli.common import cyclic_gc_paused
+    from kubectl_dra.cli.main import tune_process
     from kubectl_dra.explain.plan import explain_plan
     from kubectl_dra.gates import FeatureGates
     from kubectl_dra.preview import candidate_nodes, resolve_targets, run_preview
 
+    tune_process()
     state = _first_run_cluster()
+    gc.freeze()
     gates = FeatureGates.default()
     plan = resolve_targets(state, [target], namespace=synthetic.NAMESPACE, gates=gates)
     start = time.thread_time()
-    if kind == "preview":
-        run_preview(state, plan, gates, candidate_nodes(state))
-    else:
-        explain_plan(state, gates, plan, target=target)
+    with cyclic_gc_paused():
+        if kind == "preview":
+            run_preview(state, plan, gates, candidate_nodes(state))
+        else:
+            explain_plan(state, gates, plan, target=target)
     print(time.thread_time() - start)
 
 
@@ -150,14 +158,26 @@ def first_run_explain_vs_preview(target: str = TARGET, label: str = "(f)", repea
 
 
 def usage_time(nodes: int = 5000, devices: int = 8, repeat: int = 3, profile: bool = False) -> float:
-    """Print warm usage times (accounting, and accounting + table); returns the accounting time."""
+    """Print warm usage times (accounting, and accounting + table); returns the accounting time.
+
+    With the usage command's process settings: tune_process, the state frozen as load_cluster
+    leaves it, the cyclic GC paused while the report is computed."""
+    from kubectl_dra.cli.common import cyclic_gc_paused
+    from kubectl_dra.cli.main import tune_process
     from kubectl_dra.cli.usage import render_table
     from kubectl_dra.usage import compute_usage
 
+    tune_process()
     state = _state(synthetic.cluster(nodes, devices, in_use=0.25, partitionable=True))
-    compute_usage(state)
-    t_usage, report = _timed(lambda: compute_usage(state), repeat)
-    t_table, text = _timed(lambda: render_table(compute_usage(state)), repeat)
+    gc.freeze()
+
+    def usage() -> Any:
+        with cyclic_gc_paused():
+            return compute_usage(state)
+
+    usage()
+    t_usage, report = _timed(usage, repeat)
+    t_table, text = _timed(lambda: render_table(usage()), repeat)
     verdict = "ok" if t_usage <= USAGE_BUDGET else f"OVER the {USAGE_BUDGET:g} s budget"
     print(f"(b) usage on {nodes} nodes x {devices} partitionable devices: {t_usage * 1000:.0f} ms warm "
           f"({verdict}); with the table ({len(text.splitlines())} lines) {t_table * 1000:.0f} ms; "
