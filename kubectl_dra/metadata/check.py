@@ -124,15 +124,15 @@ def _content_violations(path: str, obj: dict[str, Any], location: Any) -> list[V
 def _field_violations(path: str, obj: dict[str, Any]) -> list[Violation]:
     """The declarative rules of the DeviceMetadata type (v1beta1), with the API server's own
     checks for the shared parts (driver, pool and device names, attributes, network data)."""
-    from ..validation import common
+    from ..validation import names
+    from ..validation.deviceattributes import validate_device_attribute
+    from ..validation.devicestatus import validate_network_data
     from ..validation.field import Path, required, too_many
-    from ..validation.resourceclaim import validate_network_data
-    from ..validation.resourceslice import validate_device_attribute
 
     errors = []
     pcn = obj.get("podClaimName")
     if pcn is not None:
-        errors += common.validate_dns_label(pcn, Path.root("podClaimName"))
+        errors += names.validate_dns_label(pcn, Path.root("podClaimName"))
     for i, req in enumerate(requests_of(obj)):
         rpath = Path.root("requests").index(i)
         if not req.get("name"):
@@ -141,18 +141,18 @@ def _field_violations(path: str, obj: dict[str, Any]) -> list[Violation]:
             if not isinstance(dev, dict):
                 continue
             dpath = rpath.child("devices").index(j)
-            errors += common.validate_driver_name(dev.get("driver"), dpath.child("driver"))
-            errors += common.validate_pool_name(dev.get("pool"), dpath.child("pool"))
+            errors += names.validate_driver_name(dev.get("driver"), dpath.child("driver"))
+            errors += names.validate_pool_name(dev.get("pool"), dpath.child("pool"))
             if not dev.get("name"):
                 errors.append(required(dpath.child("name"), ""))
             else:
-                errors += common.validate_device_name(dev.get("name"), dpath.child("name"))
+                errors += names.validate_device_name(dev.get("name"), dpath.child("name"))
             attrs = dev.get("attributes") or {}
             if len(attrs) > MAX_ATTRIBUTES:
                 errors.append(too_many(dpath.child("attributes"), len(attrs), MAX_ATTRIBUTES))
             for key, attr in sorted(attrs.items()):
                 apath = dpath.child("attributes").key(str(key))
-                errors += common.validate_qualified_name(key, apath)
+                errors += names.validate_qualified_name(key, apath)
                 errors += validate_device_attribute(attr, apath)
             if isinstance(dev.get("networkData"), dict):
                 errors += validate_network_data(dev["networkData"], dpath.child("networkData"))

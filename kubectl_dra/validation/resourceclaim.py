@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 from ..gates import Gate
 from ..model.jsoncopy import copy_json
 from .config import validate_device_configuration
-from .devicestatus import validate_network_data  # re-exported: kubectl_dra.metadata.check reads it from here
 from .field import FieldError, Path, forbidden, invalid, not_supported, required
 from .gating import gate_enabled
 from .lists import check_list
@@ -31,7 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "RequestNames", "default_device_claim", "default_resource_claim", "drop_disabled_device_fields",
     "prepare_resource_claim", "uses_admin_access", "uses_consumable_capacity", "validate_claim_spec",
-    "validate_device_claim", "validate_network_data", "validate_request_reference", "validate_resource_claim",
+    "validate_device_claim", "validate_request_reference", "validate_resource_claim",
 ]
 
 # Limits of resource.k8s.io/v1 (k8s.io/api resource/v1 types.go).

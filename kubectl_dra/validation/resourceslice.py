@@ -58,7 +58,6 @@ from .values import present, semantic_equal
 
 __all__ = [
     "prepare_resource_slice",
-    "validate_device_attribute",  # re-exported: kubectl_dra.metadata.check reads it from here
     "validate_resource_slice",
     "warnings_resource_slice",
 ]
