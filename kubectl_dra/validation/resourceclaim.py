@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "RequestNames", "default_device_claim", "default_resource_claim", "drop_disabled_device_fields",
     "prepare_resource_claim", "uses_admin_access", "uses_consumable_capacity", "validate_claim_spec",
-    "validate_device_claim", "validate_request_reference", "validate_resource_claim",
+    "validate_claim_config", "validate_device_claim", "validate_request_reference", "validate_resource_claim",
 ]
 
 # Limits of resource.k8s.io/v1 (k8s.io/api resource/v1 types.go).
@@ -288,7 +288,7 @@ def validate_device_claim(devices: Any, path: Path, gates: "FeatureGates") -> li
         devices.get("config"),
         path.child("config"),
         DEVICE_CONFIG_MAX,
-        lambda c, p: _validate_claim_config(as_dict(c), p, request_names),
+        lambda c, p: validate_claim_config(as_dict(c), p, request_names),
     )
     if opts.derived_cost > DERIVED_ATTRIBUTES_TOTAL_MAX_COST:
         errs.append(
@@ -446,7 +446,9 @@ def validate_request_reference(reference: str, path: Path, request_names: Reques
     return errs
 
 
-def _validate_claim_config(config: dict, path: Path, request_names: RequestNames) -> list[FieldError]:
+def validate_claim_config(config: dict, path: Path, request_names: RequestNames) -> list[FieldError]:
+    """One config entry of a claim (upstream validateDeviceClaimConfiguration): the requests it
+    names, then the configuration; an allocation's config adds its source to these checks."""
     errs = check_list(
         config.get("requests"),
         path.child("requests"),

@@ -14,7 +14,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ..gates import Gate
-from .config import validate_device_configuration, validate_raw_extension
+from .config import validate_raw_extension
 from .devicestatus import validate_conditions, validate_network_data, validate_uid
 from .field import FieldError, Path, forbidden, invalid, not_supported, required, too_many
 from .binding import validate_binding_conditions, validate_skip_node_operations
@@ -25,11 +25,11 @@ from .nodeselector import validate_node_selector
 from .objectmeta import validate_object_meta_update
 from .resourceclaim import (
     DEVICE_CONFIG_MAX,
-    DEVICE_REQUESTS_MAX,
     RequestNames,
     default_resource_claim,
     uses_admin_access,
     uses_consumable_capacity,
+    validate_claim_config,
     validate_request_reference,
 )
 from .taints import validate_device_toleration
@@ -247,14 +247,7 @@ def _validate_allocation_config(config: dict, path: Path, names: RequestNames) -
         errs.append(required(path.child("source")))
     elif source not in CONFIG_SOURCES:
         errs.append(not_supported(path.child("source"), source, CONFIG_SOURCES))
-    errs += check_list(
-        config.get("requests"),
-        path.child("requests"),
-        DEVICE_REQUESTS_MAX,
-        lambda r, p: validate_request_reference(as_str(r), p, names),
-        key=as_str,
-    )
-    errs += validate_device_configuration(config, path)
+    errs += validate_claim_config(config, path, names)
     return errs
 
 
