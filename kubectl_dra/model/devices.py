@@ -74,35 +74,29 @@ class DeviceView:
     """One device of a slice, with everything the allocator checks pre-parsed.
 
     Built straight from the device dict (one per device of the cluster on a first preview,
-    so each field is read once and empty values share one empty tuple); the dict stays as
-    ``raw`` for presenters and for CEL.
+    so each field the search reads is read once and empty values share one empty tuple); what
+    only messages, results and per-device node selection read is read from the dict when asked.
+    The dict stays as ``raw`` for presenters and for CEL.
     """
 
-    __slots__ = ("raw", "slice", "name", "id", "uid", "attributes", "consumes", "allow_multiple", "taints",
-                 "binding_conditions", "binding_failure_conditions", "binds_to_node", "node_name", "all_nodes",
-                 "node_selector", "cel_input", "has_policies", "_capacity", "cel_results", "node_dependent")
+    __slots__ = ("raw", "slice", "name", "id", "attributes", "consumes", "allow_multiple", "taints",
+                 "binding_conditions", "cel_input", "has_policies", "_capacity", "cel_results", "node_dependent")
 
     def __init__(self, raw: Mapping[str, Any], sv: "SliceView", node_dependent: bool = False) -> None:
         get = raw.get
         name = get("name") or ""
         driver, pool = sv.driver, sv.pool
         counters, taints, capacity = get("consumesCounters"), get("taints"), get("capacity")
-        conditions, failures = get("bindingConditions"), get("bindingFailureConditions")
+        conditions = get("bindingConditions")
         self.raw = raw
         self.slice = sv
         self.name = name
         self.id: DeviceID = (driver, pool, name)
-        self.uid = f"{driver}/{pool}/{name}"
         self.attributes: Mapping[str, Any] = get("attributes") or {}
         self.consumes: tuple[CounterConsumption, ...] = tuple([_consumption(c) for c in counters]) if counters else ()
         self.allow_multiple = bool(get("allowMultipleAllocations"))
         self.taints: tuple[Mapping[str, Any], ...] = tuple(taints) if taints else ()
         self.binding_conditions: tuple[str, ...] = tuple(conditions) if conditions else ()
-        self.binding_failure_conditions: tuple[str, ...] = tuple(failures) if failures else ()
-        self.binds_to_node = bool(get("bindsToNode"))
-        self.node_name: str = get("nodeName") or ""
-        self.all_nodes = bool(get("allNodes"))
-        self.node_selector: Mapping[str, Any] | None = get("nodeSelector")
         #: lazily built CEL input (one per device, shared by every expression)
         self.cel_input: Any = None
         #: whether any capacity has a request policy (no policy: the fast path in capacity checks)
@@ -117,6 +111,32 @@ class DeviceView:
 
     def __repr__(self) -> str:
         return f"DeviceView({self.uid!r})"
+
+    @property
+    def uid(self) -> str:
+        """``driver/pool/device``, as upstream prints a device in messages."""
+        return device_uid(*self.id)
+
+    @property
+    def binding_failure_conditions(self) -> tuple[str, ...]:
+        return tuple(self.raw.get("bindingFailureConditions") or ())
+
+    @property
+    def binds_to_node(self) -> bool:
+        return bool(self.raw.get("bindsToNode"))
+
+    @property
+    def node_name(self) -> str:
+        """The device's own nodeName (per-device node selection)."""
+        return self.raw.get("nodeName") or ""
+
+    @property
+    def all_nodes(self) -> bool:
+        return bool(self.raw.get("allNodes"))
+
+    @property
+    def node_selector(self) -> Mapping[str, Any] | None:
+        return self.raw.get("nodeSelector")
 
     @property
     def capacity(self) -> dict[str, Capacity]:
@@ -255,7 +275,8 @@ def slice_view(raw: Mapping[str, Any], index: int) -> SliceView:
     )
     node_dependent = sv.per_device_node_selection or bool(sv.skip_node_operations)
     try:
-        sv.devices = devices = [DeviceView(d, sv, node_dependent) for d in spec.get("devices") or () if _is_mapping(d)]
+        sv.devices = devices = [DeviceView(d, sv, node_dependent) for d in spec.get("devices") or ()
+                                if type(d) is dict or _is_mapping(d)]
     except QuantityError as exc:
         raise InputError(f"ResourceSlice {sv.name}: {exc}") from None
     for d in devices:
@@ -263,5 +284,8 @@ def slice_view(raw: Mapping[str, Any], index: int) -> SliceView:
         if d.raw.get("bindingConditions") is not None:
             sv.has_binding_conditions = True
         if d.consumes and not sv.has_compat_groups:
-            sv.has_compat_groups = any(c.groups for c in d.consumes)
+            for consumption in d.consumes:
+                if consumption.groups:
+                    sv.has_compat_groups = True
+                    break
     return sv
