@@ -172,10 +172,6 @@ def _decline_reason(text: str, data: bytes) -> str | None:
     return _differing_word(text)
 
 
-#: a flow indicator that opens or closes a collection
-_FLOW_BRACKET = re.compile(r"[\[\]{}]")
-
-
 def _colon_after_flow_indicator(text: str) -> int | None:
     """Where ``[``, ``{`` or ``,`` (and spaces) is followed by a ``:`` that a non-blank follows
     (a regular expression for this scans a 50 MB text in 0.35 s; these characters are few)."""
@@ -214,11 +210,11 @@ def _flow_across_lines(text: str) -> int | None:
     two parsers differ (rapidyaml folds an implicit key across lines, libyaml refuses it).
     Conservative: a bracket in a comment or an apostrophe in plain text also declines."""
     start = 0
-    for match in _FLOW_BRACKET.finditer(text):
-        if match.start() < start:
+    for position in sorted(_positions(text, "[]{}")):  # (str.find: a regular expression took ~0.1 s per 14 MB)
+        if position < start:
             continue  # a line already checked
-        start = text.rfind("\n", 0, match.start()) + 1
-        end = text.find("\n", match.start())
+        start = text.rfind("\n", 0, position) + 1
+        end = text.find("\n", position)
         end = len(text) if end < 0 else end
         if not _balanced_line(text, start, end):
             return start
