@@ -6,21 +6,24 @@ Public interface::
 
 Modules, in the order data flows through them:
 
-- :mod:`.allocator` -- the entry point; indexes slices (shared by Allocators over the
-  same objects), classes and in-use devices; feature gates as upstream ``Features``
+- :mod:`.allocator` -- the entry point: one Allocator per feature set over a snapshot;
+  feature gates as upstream ``Features``; allocate() runs one search per node
+- :mod:`.index` -- what is derived from a snapshot (slice views, pools per node, classes,
+  in-use devices, remembered selector answers), owned by the caller: change the state and
+  build a new :class:`~.index.ClusterIndex`
 - :mod:`.pools` -- the pools a node sees (generation, resourceSliceCount, incomplete
   and invalid pools, node selection, search order)
 - :mod:`.inuse` -- devices held by allocated claims (exclusive, shared, admin access)
-- :mod:`.search` -- the first-fit backtracking search, counters, compatibility groups,
-  taints, constraints, derived attributes, tracing
+- :mod:`.search` -- the first-fit backtracking search, as upstream allocateOne /
+  allocateDevice; :mod:`.pruning` -- its cuts for "all devices" requests (ours)
+- :mod:`.counters` -- shared counters and compatibility groups (KEP-4815)
 - :mod:`.capacity` -- consumable capacity and request-policy rounding
 - :mod:`.constraints` -- matchAttribute / distinctAttribute, scalar and list semantics
+- :mod:`.taints` -- device taints and request tolerations
 - :mod:`.results` -- AllocationResult dicts (results, config, node selector) and the score
 - :mod:`.celcache` -- compiled selectors and per-device results
-- :mod:`.trace` -- the optional observer used by explain
-
-Cluster objects are treated as immutable snapshots: views and CEL results are cached
-by object identity, so change a slice by loading a new state, not in place.
+- :mod:`.rejections` -- the words of every rejection; :mod:`.trace` -- the optional
+  observer explain attaches (the same search runs with or without it)
 """
 
 from .outcome import AllocationOutcome
