@@ -11,7 +11,8 @@ from .values import present
 
 __all__ = [
     "ATTRIBUTE_MAX_VALUE_LENGTH", "LIST_ATTRIBUTE_FIELDS", "LIST_ATTRIBUTE_FIELD_SET", "MAX_ATTRIBUTE_VALUES_PER_DEVICE",
-    "count_attribute_values", "scalar_attribute_ok", "scalar_attributes_ok", "validate_device_attribute",
+    "count_attribute_values", "device_attribute_errors", "scalar_attribute_ok", "scalar_attributes_ok",
+    "validate_device_attribute",
 ]
 
 
@@ -85,6 +86,12 @@ def validate_device_attribute(attr: Any, path: Path) -> list[FieldError]:
     """DeviceAttribute: exactly one value; string/version limits; list values non-empty."""
     if scalar_attribute_ok(attr):  # the common case: no paths built
         return []
+    return device_attribute_errors(attr, path)
+
+
+def device_attribute_errors(attr: Any, path: Path) -> list[FieldError]:
+    """Every check of :func:`validate_device_attribute`, without its shortcut for the valid
+    scalars that :func:`scalar_attribute_ok` accepts (the tests hold the two to agree)."""
     attr = attr if isinstance(attr, dict) else {}
     errs: list[FieldError] = []
     count = 0

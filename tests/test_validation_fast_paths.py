@@ -1,0 +1,102 @@
+"""The shortcuts of ResourceSlice validation agree with the full checks.
+
+review() accepts the common device (name, attributes, capacity; valid scalars, no request
+policy) without building a path (``_plain_device_ok``, ``scalar_attribute_ok``). Those
+shortcuts may only *accept*: whatever they accept, the full checks must find nothing wrong
+with; anything else goes through the full checks. These properties hold them to that, on
+generated attributes and devices that mix valid values with every kind of near miss.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kubectl_dra.gates import FeatureGates
+from kubectl_dra.validation.deviceattributes import device_attribute_errors, scalar_attribute_ok
+from kubectl_dra.validation.field import Path
+from kubectl_dra.validation.resourceslice import _plain_device_ok, _validate_device
+
+GATES = FeatureGates.default()
+
+#: texts around the limits: semver and not, 64 bytes and over, multi-byte characters
+TEXTS = st.one_of(
+    st.text(max_size=70),
+    st.sampled_from(["1.0.0", "v1.0.0", "1.0.0-rc.1+build.5", "01.0.0", "1.0", "1.0.0-", "1.2.3+", "",
+                     "x" * 64, "x" * 65, "ü" * 32, "ü" * 33, "é" * 40, "\x00", "a\nb"]),
+)
+VALUES = st.one_of(
+    st.none(), st.booleans(), st.integers(min_value=-2**70, max_value=2**70), st.floats(allow_nan=True), TEXTS,
+    st.lists(st.one_of(st.integers(), TEXTS, st.booleans(), st.none()), max_size=3),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+)
+FIELDS = st.sampled_from(["bool", "int", "string", "version", "bools", "ints", "strings", "versions", "other"])
+#: one scalar of the right kind, as drivers write them (the shortcut's case), near misses included
+SCALARS = st.one_of(
+    st.fixed_dictionaries({"bool": st.booleans()}), st.fixed_dictionaries({"int": st.integers()}),
+    st.fixed_dictionaries({"string": TEXTS}), st.fixed_dictionaries({"version": TEXTS}),
+)
+ATTRIBUTES = st.one_of(SCALARS, SCALARS, st.dictionaries(FIELDS, VALUES, max_size=3), VALUES)
+
+NAMES = st.one_of(st.sampled_from(["gpu-0", "gpu-0", "gpu-0", "GPU", "a" * 63, "a" * 64, "-a", "a-", "", "a.b"]),
+                  st.integers(), st.none())
+KEYS = st.sampled_from(["model", "model", "gpu.example.com/model", "gpu.example.com/index", "bad key", "a/b/c",
+                        "x" * 63, "x" * 64, "example.com/" + "y" * 63, "example.com/" + "y" * 64, "Example.com/z",
+                        "/z", "z/"])
+CAPACITIES = st.one_of(
+    st.fixed_dictionaries({"value": st.sampled_from(["1Gi", "80", "1.5", "bogus", 3])}),
+    st.fixed_dictionaries({"value": st.just("1Gi"), "requestPolicy": st.one_of(st.none(), st.just({}))}),
+    VALUES,
+)
+EXTRA = st.dictionaries(st.sampled_from(["taints", "consumesCounters", "nodeName", "allNodes", "bindingConditions",
+                                         "allowMultipleAllocations", "nodeAllocatableResources"]),
+                        st.one_of(st.none(), st.just([]), st.just(True), st.just("n")), max_size=2)
+
+
+@st.composite
+def devices(draw: Any) -> Any:
+    """A device dict (or something that is not one) with a mix of valid and broken parts."""
+    device: dict[str, Any] = {"name": draw(NAMES)}
+    attributes = draw(st.dictionaries(KEYS, st.one_of(SCALARS, SCALARS, SCALARS, ATTRIBUTES), max_size=4))
+    for i in range(draw(st.sampled_from([0, 0, 0, 30, 33, 48, 60]))):  # around the per-device limits
+        attributes[f"k{i}"] = {"int": i}
+    if draw(st.booleans()):
+        device["attributes"] = attributes
+    if draw(st.booleans()):
+        device["capacity"] = draw(st.dictionaries(KEYS, CAPACITIES, max_size=3))
+    if draw(st.integers(0, 3)) == 0:
+        device.update(draw(EXTRA))
+    return draw(st.one_of(st.just(device), st.just(device), st.just(device), VALUES))
+
+
+@settings(max_examples=1500, deadline=None)
+@given(ATTRIBUTES)
+def test_an_attribute_the_shortcut_accepts_has_no_errors(attr: Any) -> None:
+    if scalar_attribute_ok(attr):
+        assert device_attribute_errors(attr, Path.root("a")) == []
+
+
+def test_the_attribute_shortcut_accepts_the_common_values() -> None:
+    for attr in ({"bool": True}, {"int": 7}, {"string": "a100"}, {"version": "550.54.15"}, {"string": "ü" * 32}):
+        assert scalar_attribute_ok(attr), attr
+    for attr in ({"string": "x" * 65}, {"version": "1.0"}, {"int": 1, "bool": True}, {"strings": ["a"]}, {}):
+        assert not scalar_attribute_ok(attr), attr
+
+
+@settings(max_examples=1500, deadline=None)
+@given(devices(), st.booleans())
+def test_a_device_the_shortcut_accepts_has_no_errors(device: Any, twice: bool) -> None:
+    valid_keys: set[str] = set()
+    if twice:  # the second look reads the keys the first one found valid
+        _plain_device_ok(device, valid_keys)
+    if _plain_device_ok(device, valid_keys):
+        assert _validate_device(device, None, Path.root("d"), None, GATES) == []
+
+
+def test_the_device_shortcut_accepts_the_common_device() -> None:
+    device = {"name": "gpu-0", "attributes": {"gpu.example.com/model": {"string": "a100"}, "index": {"int": 0}},
+              "capacity": {"memory": {"value": "80Gi"}}}
+    assert _plain_device_ok(device, set())
+    assert not _plain_device_ok({**device, "taints": []}, set())  # any other field: the full checks
