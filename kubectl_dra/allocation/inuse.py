@@ -7,12 +7,16 @@ shareable. Any other result allocates the device exclusively.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from ..model.names import qualify
 from ..quantity import Quantity
 from ..types import ClaimKey, DeviceID, claim_key
+
+if TYPE_CHECKING:
+    from .pools import Pool
 
 __all__ = ["ClaimKey", "DeviceID", "InUse", "claim_key", "gather_in_use"]
 
@@ -34,6 +38,9 @@ class InUse:
     compat: dict[Any, Any] = field(default_factory=dict)
     #: device -> explain's "already allocated to claim ..." rejection (made once)
     rejections: dict[DeviceID, Any] = field(default_factory=dict)
+    #: pool view -> positions in its devices that no allocated claim holds exclusively
+    #: (see unheld_positions; dropped whenever ``dedicated`` grows)
+    unheld: dict[Any, tuple[int, ...]] = field(default_factory=dict)
 
     def allocated(self, device: DeviceID) -> bool:
         """Allocated at all (exclusively or shared): its counters are consumed."""
@@ -61,9 +68,20 @@ class InUse:
                     q = Quantity.from_json(value)
                     fq = qualify(name, driver)
                     consumed[fq] = consumed[fq] + q if fq in consumed else q
-            else:
-                self.dedicated.setdefault(device, who)
+            elif device not in self.dedicated:
+                self.dedicated[device] = who
+                self.unheld.clear()
         return fresh
+
+    def unheld_positions(self, pool: "Pool", start: int = 0) -> Sequence[int]:
+        """Positions (from ``start`` on) in ``pool.devices`` of the devices that no allocated
+        claim holds exclusively: the only ones a request without admin access can take, so
+        the search need not look at the others. Remembered per pool view."""
+        found = self.unheld.get(pool)
+        if found is None:
+            dedicated = self.dedicated
+            found = self.unheld[pool] = tuple(i for i, d in enumerate(pool.devices) if d.id not in dedicated)
+        return found[bisect_left(found, start):] if start else found
 
     def copy(self) -> "InUse":
         """The allocations alone (no caches): an overlay to add allocations to."""

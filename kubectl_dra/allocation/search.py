@@ -351,27 +351,30 @@ class Search(AllDevicesPruning):
         call that looks at devices (None: every claim is satisfied) and whether a claim's end
         was passed (then that call's EXCEEDED is reported as FAIL, as upstream does there)."""
         crossed = False
-        while True:
-            if ci >= len(self.claims):
-                self._step()
-                return None, crossed
-            if ri >= self.num_requests[ci]:
+        moved = 0  # steps that only moved on
+        num_claims, num_requests = len(self.claims), self.num_requests
+        while ci < num_claims:
+            if ri >= num_requests[ci]:
                 ci, ri, si, di, in_sub, start = ci + 1, 0, 0, 0, False, _START
                 crossed = True
             else:
                 rd = self.requests[(ci, ri, si)]
                 if (not in_sub and rd.parent is not None) or (rd.all_mode and not rd.all_devices) \
                         or di < rd.num_devices:
+                    if moved:
+                        self._steps(moved)
                     return (ci, ri, si, di, in_sub, start), crossed
                 ri, si, di, in_sub, start = ri + 1, 0, 0, False, _START
-            self._step()
+            moved += 1
+        self._steps(moved + 1)  # (the last one finds every claim satisfied)
+        return None, crossed
 
-    def _step(self) -> None:
-        """Count one search step (one allocateOne call upstream), which is also a unit of work
-        (:meth:`tick`, inline)."""
-        self.steps += 1
-        self.ticks += 1
-        if not self.ticks & 0xFF and time.monotonic() > self.deadline:
+    def _steps(self, n: int) -> None:
+        """Count ``n`` search steps (allocateOne calls upstream), which are also units of work
+        (see :meth:`tick`)."""
+        self.steps += n
+        ticks = self.ticks = self.ticks + n
+        if (ticks >> 8) != ((ticks - n) >> 8) and time.monotonic() > self.deadline:
             self.timed_out()
 
     def tick(self) -> None:
@@ -446,13 +449,18 @@ class Search(AllDevicesPruning):
         # previous one, so no combination is tried twice (upstream does the same).
         p0, k0 = start
         pools = self.pools
-        admin, allocating, dedicated = rd.admin, self.allocating, self.in_use.dedicated
+        in_use = self.in_use
+        admin, allocating, dedicated = rd.admin, self.allocating, in_use.dedicated
+        # Without admin access, a device that an allocated claim holds is rejected below
+        # whatever else holds: unless a tracer is to hear why, such devices are not visited.
+        skip_held = not admin and self.tracer is None
         for pi in range(p0, len(pools)):
             pool = pools[pi]
             if pool.incomplete or pool.invalid:
                 continue
             devices = pool.devices
-            for dk in range(k0 if pi == p0 else 0, len(devices)):
+            first = k0 if pi == p0 else 0
+            for dk in in_use.unheld_positions(pool, first) if skip_held else range(first, len(devices)):
                 device = devices[dk]
                 self.ticks += 1
                 if not self.ticks & 0xFF and time.monotonic() > self.deadline:
@@ -671,7 +679,8 @@ class Search(AllDevicesPruning):
                 holders = self.allocating[did] = set()
             holders.add(ci)
             taken.holders = holders
-        consumed, allocating = self.in_use.shared_capacity.get(did), self.allocating_capacity.get(did)
+        if f.consumable_capacity:
+            consumed, allocating = self.in_use.shared_capacity.get(did), self.allocating_capacity.get(did)
         if f.consumable_capacity and (multi or not cap.nothing_to_check(rd.capacity, device, consumed, allocating)):
             # (otherwise the device fits, as the search loop already found, and only shared
             # devices record amounts)

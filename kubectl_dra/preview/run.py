@@ -120,8 +120,7 @@ def evaluate_node(allocator: "Allocator", plan: PreviewPlan, node: Obj, tracer: 
     if blockers:
         return NodeOutcome(name, UNSCHEDULABLE, reasons=blockers, tracer=tracer)
     claims = plan.claims_for(node)
-    stored = [c.allocation for c in claims]  # (None: still to allocate)
-    open_claims = [c.claim for c, allocation in zip(claims, stored) if allocation is None]
+    open_claims = [c.claim for c in claims if c.allocation is None]
     results: list[Obj] = []
     score = 0
     if open_claims:
@@ -137,8 +136,7 @@ def evaluate_node(allocator: "Allocator", plan: PreviewPlan, node: Obj, tracer: 
         results = list(outcome.results)
         score = int(outcome.score or 0)
     by_claim = iter(results)
-    allocations = [(c, allocation if allocation is not None else next(by_claim))
-                   for c, allocation in zip(claims, stored)]
+    allocations = [(c, c.allocation if c.allocation is not None else next(by_claim)) for c in claims]
     return NodeOutcome(name, ALLOCATED, score=score, allocations=allocations, tracer=tracer)
 
 

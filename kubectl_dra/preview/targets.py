@@ -104,12 +104,13 @@ class PreviewClaim:
     def key(self) -> tuple[str, str]:
         return (self.namespace, self.name)
 
-    @property
-    def allocation(self) -> Obj | None:
-        """``status.allocation`` of a claim that is already allocated, else None."""
-        status = self.claim.get("status") or {}
-        alloc = status.get("allocation")
-        return alloc if isinstance(alloc, dict) else None
+    #: ``status.allocation`` of a claim that is already allocated, else None (read once: a
+    #: preview asks for every node)
+    allocation: Obj | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        alloc = (self.claim.get("status") or {}).get("allocation")
+        self.allocation = alloc if isinstance(alloc, dict) else None
 
 
 @dataclass
