@@ -14,7 +14,7 @@ from .inuse import InUse
 from .outcome import AllocationOutcome
 from .pools import Pool
 from .results import build_results, score_of
-from .search import Search
+from .search import PreparedClaims, Search
 from . import rejections as why
 from .trace import Tracer
 
@@ -80,18 +80,30 @@ class Allocator:
         #: the slices and pools as these features see them
         self.index: SliceIndex = self.cluster.slices(self.features)
         self.slices = self.index.slices
-        self._in_use: dict[frozenset[tuple[str, str]], InUse] = {}
-        #: in-use devices by the identities of the claims being allocated (see allocate)
-        self._in_use_for: dict[tuple[int, ...], tuple[list[Any], InUse]] = {}
+        #: the claims of recent allocate calls, prepared (see prepared_claims)
+        self._prepared: dict[tuple[int, ...], PreparedClaims] = {}
         self.last_search_steps = 0
-        #: validated requests per list of claims (see Search.prepare)
-        self.prepared: dict[tuple[int, ...], Any] = {}
 
     # -- indexes --------------------------------------------------------------------------
 
     def in_use(self, exclude: frozenset[tuple[str, str]] = frozenset()) -> InUse:
         """Devices allocated by claims in the state, except the claims being (re)allocated."""
         return self.cluster.in_use(exclude, self.features.consumable_capacity)
+
+    def prepared_claims(self, claims: list[dict[str, Any]]) -> PreparedClaims:
+        """What allocating ``claims`` needs on any node, kept for the next node with the same
+        claims: found by the claims' identities, then checked by value (a caller that changed
+        a claim in place gets it prepared again). At most 64 lists are kept."""
+        ids = tuple(map(id, claims))
+        found = self._prepared.get(ids)
+        if found is None or found.claims != claims:
+            if len(self._prepared) >= 64:
+                self._prepared.clear()
+            # claims being allocated are left out of the in-use devices by key, so a claim
+            # from a file does not compete with its stored namesake
+            in_use = self.in_use(frozenset(claim_key(c) for c in claims))
+            found = self._prepared[ids] = PreparedClaims(list(claims), in_use)
+        return found
 
     def pools_for(self, node: Mapping[str, Any]) -> tuple[list[Pool], list[Pool]]:
         """See :meth:`SliceIndex.pools_for`."""
@@ -117,18 +129,12 @@ class Allocator:
         (a ``time.monotonic()`` value; None: no limit) has passed; returns
         ``allocated=False`` when the claims do not fit.
         """
-        ids = tuple(map(id, claims))
-        entry = self._in_use_for.get(ids)
-        if entry is None or entry[0] != claims:
-            if len(self._in_use_for) > 64:
-                self._in_use_for.clear()
-            entry = self._in_use_for[ids] = (list(claims), self.in_use(frozenset(claim_key(c) for c in claims)))
-        in_use = entry[1]
+        prepared = self.prepared_claims(claims)
         pools, problems = self.index.pools_for(node)
         if tracer is not None:
             for pool in problems:
                 tracer.pool_skipped(pool.driver, pool.name, why.pool_skipped(pool))
-        search = Search(self, node, claims, pools, in_use, tracer, problems, deadline)
+        search = Search(self, prepared, node, pools, tracer, problems, deadline)
         search.prepare()
         found = search.run()
         #: calls of the per-device search step in the last allocate (upstream's allocateOne count)

@@ -39,6 +39,10 @@ class MatchAttribute:
         self.list_types = list_types
         self._stack: list[Any] = []  # per added device: the running value after adding it
 
+    def fresh(self) -> "MatchAttribute":
+        """The same constraint with nothing added yet (for the next search)."""
+        return MatchAttribute(self.attribute, list(self.requests), self.list_types)
+
     def applies(self, request_name: str, parent_name: str | None) -> bool:
         return _applies(self.requests, request_name, parent_name)
 
@@ -80,6 +84,10 @@ class DistinctAttribute:
         self.requests = frozenset(requests)
         self.list_types = list_types
         self._stack: list[Any] = []  # values of the added devices
+
+    def fresh(self) -> "DistinctAttribute":
+        """The same constraint with nothing added yet (for the next search)."""
+        return DistinctAttribute(self.attribute, list(self.requests), self.list_types)
 
     def applies(self, request_name: str, parent_name: str | None) -> bool:
         return _applies(self.requests, request_name, parent_name)

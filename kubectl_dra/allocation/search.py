@@ -119,28 +119,46 @@ class _Taken:
         self.result = False
 
 
+@dataclass(eq=False)
+class PreparedClaims:
+    """The claims of allocate calls for many nodes, and what does not depend on the node:
+    the devices other claims hold, and (unless a request asks for all devices, which
+    depends on the node's pools) the validated requests. Kept by the Allocator per list
+    of claims, so the next node starts from here."""
+
+    claims: list[Mapping[str, Any]]
+    in_use: InUse
+    #: (claim, request, subrequest) -> RequestData; None until validated for any node
+    requests: dict[tuple[int, int, int], RequestData] | None = None
+    #: per claim: its constraints (fresh copies per search when any exist: they carry state)
+    constraints: list[list[Constraint]] = field(default_factory=list)
+    num_requests: list[int] = field(default_factory=list)
+    configured: list[bool] = field(default_factory=list)
+
+
 class Search(AllDevicesPruning):
     """One Allocate call: per-call state on top of the Allocator's indexes (the pruning for
     "all devices" requests, which upstream does not have, is in :mod:`.pruning`)."""
 
-    __slots__ = ("a", "f", "node", "claims", "pools", "problems", "in_use", "tracer", "requests", "selected_sub",
+    __slots__ = ("a", "f", "prepared", "node", "claims", "pools", "problems", "in_use", "tracer", "requests", "selected_sub",
                  "constraints", "results", "allocating", "shares", "allocating_capacity", "ledger",
                  "matches", "steps", "ticks", "deadline", "num_requests", "last_rejection", "configured", "all_mode",
                  "needed_later")
 
-    def __init__(self, allocator: "Allocator", node: Mapping[str, Any], claims: list[Mapping[str, Any]],
-                 pools: list[Pool], in_use: InUse, tracer: Tracer | None, problems: list[Pool] | None = None,
+    def __init__(self, allocator: "Allocator", prepared: PreparedClaims, node: Mapping[str, Any],
+                 pools: list[Pool], tracer: Tracer | None, problems: list[Pool] | None = None,
                  deadline: float | None = None) -> None:
         """``deadline`` (a ``time.monotonic()`` value) bounds preparation and search, as the
         scheduler's filter timeout does: :class:`AllocationTimeout` once it has passed."""
         self.a = allocator
         self.f: "Features" = allocator.features
+        self.prepared = prepared
         self.node = node
-        self.claims = claims
+        self.claims = claims = prepared.claims
         self.pools = pools
         #: incomplete or invalid pools (in search order), including those without devices here
         self.problems = problems if problems is not None else [p for p in pools if p.incomplete or p.invalid]
-        self.in_use = in_use
+        self.in_use = in_use = prepared.in_use
         self.tracer = tracer
         self.requests: dict[tuple[int, int, int], RequestData] = {}
         self.selected_sub: dict[tuple[int, int], int] = {}
@@ -174,26 +192,20 @@ class Search(AllDevicesPruning):
         """Validate every claim and request, as upstream does before searching.
 
         Without "all devices" requests the outcome does not depend on the node, so it is
-        reused for the next node with the same claims (constraints are rebuilt: they
-        carry search state).
+        kept on the PreparedClaims for the next node (constraints are copied: they carry
+        search state).
         """
-        key = tuple(map(id, self.claims))
-        cached = self.a.prepared.get(key)
-        if cached is not None and cached[0] == self.claims:
-            self.requests = cached[1]
-            self.constraints = [[type(c)(c.attribute, list(c.requests), c.list_types) for c in group]
-                                for group in cached[2]] if cached[3] else cached[2]
-            self.num_requests = cached[4]
-            self.configured = cached[5]
+        p = self.prepared
+        if p.requests is not None:
+            self.requests, self.num_requests, self.configured = p.requests, p.num_requests, p.configured
+            self.constraints = [[c.fresh() for c in group] for group in p.constraints] \
+                if any(p.constraints) else p.constraints
             return
         self._prepare()
         self.all_mode = any(rd.all_mode for rd in self.requests.values())
         if not self.all_mode:
-            if len(self.a.prepared) > 64:
-                self.a.prepared.clear()
-            has_constraints = any(self.constraints)
-            self.a.prepared[key] = (list(self.claims), self.requests, self.constraints, has_constraints,
-                                    self.num_requests, self.configured)
+            p.requests, p.num_requests, p.configured = self.requests, self.num_requests, self.configured
+            p.constraints = self.constraints
 
     def _prepare(self) -> None:
         """Upstream's per-claim checks before searching: gates of the request kinds, the
