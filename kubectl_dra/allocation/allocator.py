@@ -129,8 +129,9 @@ class Allocator:
         (a ``time.monotonic()`` value; None: no limit) has passed; returns
         ``allocated=False`` when the claims do not fit.
         """
+        name = node_name(node)
         prepared = self.prepared_claims(claims)
-        pools, problems = self.index.pools_for(node)
+        pools, problems = self.index.pools_for(node, name)
         if tracer is not None:
             for pool in problems:
                 tracer.pool_skipped(pool.driver, pool.name, why.pool_skipped(pool))
@@ -145,5 +146,5 @@ class Allocator:
                     from ..errors import AllocationError
 
                     raise AllocationError("invalid resource pools were encountered")
-            return AllocationOutcome(allocated=False, results=[], score=0)
-        return AllocationOutcome(allocated=True, results=build_results(search, node_name(node)), score=score_of(search))
+            return AllocationOutcome(False, [], 0)
+        return AllocationOutcome(True, build_results(search, name), score_of(search))

@@ -83,13 +83,15 @@ class SliceIndex:
                 self._counter_problems = [p for p in pools if p.incomplete or p.invalid]
         return self._counter_problems
 
-    def pools_for(self, node: Mapping[str, Any]) -> NodePools:
-        """Pools for ``node``: those with devices for it in search order, and every pool
-        that blocks "all devices" requests (incomplete or invalid), also in search order.
+    def pools_for(self, node: Mapping[str, Any], name: str | None = None) -> NodePools:
+        """Pools for ``node`` (named ``name``, when the caller knows it): those with devices
+        for it in search order, and every pool that blocks "all devices" requests
+        (incomplete or invalid), also in search order.
 
         Remembered per node name and labels (what node selection reads).
         """
-        name = node_name(node)
+        if name is None:
+            name = node_name(node)
         labels = (node.get("metadata") or {}).get("labels") or {}
         if not isinstance(labels, dict):
             labels = {}

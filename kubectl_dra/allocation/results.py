@@ -12,13 +12,15 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from ..errors import AllocationError
 from . import capacity as cap
+from .search import MAX_SUBREQUESTS
 
 if TYPE_CHECKING:
+    from .allocator import Features
     from .search import Chosen, Search
 
 
-def _device_result(search: "Search", chosen: "Chosen") -> dict[str, Any]:
-    f = search.f
+def _device_result(f: "Features", chosen: "Chosen") -> dict[str, Any]:
+    """One entry of ``devices.results``."""
     rd, device = chosen.rd, chosen.device
     out: dict[str, Any] = {
         "request": rd.full_name,
@@ -61,8 +63,8 @@ def _covers_all(names: list[str], chosen_names: list[tuple[str, str | None]]) ->
 
 
 def _config(search: "Search", ci: int, claim: Mapping[str, Any]) -> list[dict[str, Any]]:
-    if not search.configured[ci]:
-        return []  # nothing to copy, whichever subrequests were chosen
+    """``devices.config`` of claim ``ci`` (only called for a claim with configs to copy:
+    ``search.configured``)."""
     # the claim's requests as the search parsed them (kubectl_dra.model.claims), the chosen
     # subrequest standing for a request with alternatives
     chosen = [_selected(search, ci, ri) for ri in range(search.num_requests[ci])]
@@ -147,19 +149,18 @@ def node_selector(chosen: list["Chosen"], node: str) -> dict[str, Any] | None:
 
 def build_results(search: "Search", node: str) -> list[dict[str, Any]]:
     """One AllocationResult dict per claim, in the order the claims were given."""
+    f = search.f
     out: list[dict[str, Any]] = []
     for ci, claim in enumerate(search.claims):
         chosen = search.results[ci]
         devices: dict[str, Any] = {}
-        results = [_device_result(search, c) for c in chosen]
-        if results:
-            devices["results"] = results
-        config = _config(search, ci, claim)
-        if config:
-            devices["config"] = config
-        allocation: dict[str, Any] = {}
-        if devices:
-            allocation["devices"] = devices
+        if chosen:
+            devices["results"] = [_device_result(f, c) for c in chosen]
+        if search.configured[ci]:  # (else nothing to copy, whichever subrequests were chosen)
+            config = _config(search, ci, claim)
+            if config:
+                devices["config"] = config
+        allocation: dict[str, Any] = {"devices": devices} if devices else {}
         try:
             selector = node_selector(chosen, node)
         except AllocationError as exc:
@@ -179,7 +180,4 @@ def score_of(search: "Search") -> int:
     claim got its first choice scores highest and requests without alternatives add
     nothing. The scheduler normalises these per-node sums to 0..100 across nodes.
     """
-    score = 0
-    for (ci, ri), index in search.selected_sub.items():
-        score += 8 - index
-    return score
+    return sum(MAX_SUBREQUESTS - index for index in search.selected_sub.values()) if search.selected_sub else 0

@@ -91,31 +91,32 @@ class RequestData:
         self.full_name = f"{self.parent}/{self.name}" if self.parent else self.name
 
 
-@dataclass(eq=False)
 class Chosen:
-    """One device picked for a request during the search."""
+    """One device taken for a request during the search, and what taking it changed, so
+    that :meth:`Search._undo` can give everything back (also after a partial take)."""
 
-    rd: RequestData
-    pool: Pool
-    device: DeviceView
-    share_id: str | None = None
-    consumed: dict[str, Quantity] | None = None
+    __slots__ = ("ci", "rd", "pool", "device", "share_id", "consumed", "reserved", "counters", "compat",
+                 "pushed", "holders", "result")
 
-
-class _Taken:
-    """What one tentative device allocation changed, so that it can be undone."""
-
-    __slots__ = ("ci", "pool", "device", "counters", "compat", "pushed", "holders", "share", "result")
-
-    def __init__(self, ci: int, pool: Pool, device: DeviceView) -> None:
+    def __init__(self, ci: int, rd: RequestData, pool: Pool, device: DeviceView) -> None:
         self.ci = ci
+        self.rd = rd
         self.pool = pool
         self.device = device
+        #: for one share of a multi-allocatable device: its ID and the capacity it consumes
+        self.share_id: str | None = None
+        self.consumed: dict[str, Quantity] | None = None
+        #: the search's reservations on the shared device, which ``consumed`` was added to
+        self.reserved: dict[str, Quantity] | None = None
+        #: whether the device's shared counters were taken
         self.counters = False
+        #: undoes joining the device's compatibility groups
         self.compat: Callable[[], None] | None = None
+        #: the constraints the device's attribute values were pushed on
         self.pushed: list[Constraint] | None = None
+        #: the claims holding the device exclusively in this search (ci was added)
         self.holders: set[int] | None = None
-        self.share: tuple[dict[str, Quantity], dict[str, Quantity]] | None = None
+        #: whether the device was appended to its claim's results
         self.result = False
 
 
@@ -160,26 +161,23 @@ class Search(AllDevicesPruning):
         self.problems = problems if problems is not None else [p for p in pools if p.incomplete or p.invalid]
         self.in_use = in_use = prepared.in_use
         self.tracer = tracer
-        self.requests: dict[tuple[int, int, int], RequestData] = {}
+        # (requests, constraints, num_requests and configured: see prepare)
         self.selected_sub: dict[tuple[int, int], int] = {}
-        self.constraints: list[list[Constraint]] = []
         self.results: list[list[Chosen]] = [[] for _ in claims]
         self.allocating: dict[tuple[str, str, str], set[int]] = {}
         #: device -> number of shares the current search holds
         self.shares: dict[tuple[str, str, str], int] = {}
         self.allocating_capacity: dict[tuple[str, str, str], dict[str, Quantity]] = {}
-        #: the shared counters and compatibility groups this search has taken
-        self.ledger = CounterLedger(in_use, allocator.index.serial)
+        #: the shared counters and compatibility groups this search has taken (made when
+        #: the first device with counters is taken: most searches take none)
+        self.ledger: CounterLedger | None = None
         self.matches: dict[tuple[tuple[int, int, int], int], bool] = {}
         self.steps = 0
         #: units of work (search steps and devices looked at) since the clock was last read
         self.ticks = 0
         self.deadline = deadline if deadline is not None else float("inf")
-        self.num_requests: list[int] = []
         #: whether any request asks for all devices (then the preparation depends on the node)
         self.all_mode = False
-        #: per claim: whether it or the class of any of its (sub)requests has a config to copy
-        self.configured: list[bool] = []
         #: the rejection last handed to the tracer
         self.last_rejection: Rejection | None = None
         #: (claim, request) -> devices that a later "all devices" request needs exclusively
@@ -201,6 +199,13 @@ class Search(AllDevicesPruning):
             self.constraints = [[c.fresh() for c in group] for group in p.constraints] \
                 if any(p.constraints) else p.constraints
             return
+        #: (claim, request, subrequest) -> the request or subrequest, validated
+        self.requests: dict[tuple[int, int, int], RequestData] = {}
+        #: per claim: its constraints, the number of its requests, and whether it or the class
+        #: of any of its (sub)requests has a config to copy
+        self.constraints: list[list[Constraint]] = []
+        self.num_requests: list[int] = []
+        self.configured: list[bool] = []
         self._prepare()
         self.all_mode = any(rd.all_mode for rd in self.requests.values())
         if not self.all_mode:
@@ -466,6 +471,9 @@ class Search(AllDevicesPruning):
         # Without admin access, a device that an allocated claim holds is rejected below
         # whatever else holds: unless a tracer is to hear why, such devices are not visited.
         skip_held = not admin and self.tracer is None
+        check_capacity = self.f.consumable_capacity
+        # devices that a later "all devices" request needs (see _plan_all_requests)
+        later = self.needed_later.get((ci, ri)) if self.needed_later else None
         for pi in range(p0, len(pools)):
             pool = pools[pi]
             if pool.incomplete or pool.invalid:
@@ -494,10 +502,9 @@ class Search(AllDevicesPruning):
                     continue
                 if not self._selectable(rd, pool, device):
                     continue
-                if self.f.consumable_capacity and not self._capacity_fits(rd, device):
+                if check_capacity and not self._capacity_fits(rd, device):
                     continue
-                later = self.needed_later.get((ci, ri))
-                if later and did in later:  # (pruning for a later "all devices" request)
+                if later and did in later:
                     if self.tracer is not None:
                         self._reject_needed_later(rd, device, later[did])
                     continue
@@ -624,8 +631,9 @@ class Search(AllDevicesPruning):
                 raise AllocationError(f"{where()}: {kind}: {exc}") from None
             raise AllocationError(f"{where()} on device {device.uid}: {kind}: {exc}") from None
 
-    def _allocate_device(self, ci: int, rd: RequestData, pool: Pool, device: DeviceView, *, must: bool) -> "_Taken | None":
-        """Take ``device`` for ``rd`` if availability and constraints allow; returns what to undo."""
+    def _allocate_device(self, ci: int, rd: RequestData, pool: Pool, device: DeviceView, *, must: bool) -> Chosen | None:
+        """Take ``device`` for ``rd`` if availability and constraints allow (upstream
+        allocateDevice); returns what was taken, for the results and for :meth:`_undo`."""
         f = self.f
         did = device.id
         tracer = self.tracer
@@ -644,7 +652,7 @@ class Search(AllDevicesPruning):
             if tracer is not None:
                 self._tell(rd, device, why.counters_gate_off())
             return None
-        taken = _Taken(ci, pool, device)
+        taken = Chosen(ci, rd, pool, device)
         if device.consumes:
             # A shared device pays its counters once, with its first share.
             share_held = multi and (did in self.in_use.shared_by or self.shares.get(did, 0) > 0)
@@ -684,7 +692,6 @@ class Search(AllDevicesPruning):
                 c.push(entry)
                 pushed.append(c)
             taken.pushed = pushed
-        chosen = Chosen(rd, pool, device)
         if not multi:
             holders = self.allocating.get(did)
             if holders is None:
@@ -703,25 +710,24 @@ class Search(AllDevicesPruning):
                     self._reject_capacity(rd, device, short)
                 return None
             if multi:
-                chosen.consumed = amounts
-                chosen.share_id = str(uuid.uuid4())
-                reserved = self.allocating_capacity.setdefault(did, {})
+                taken.consumed = amounts
+                taken.share_id = str(uuid.uuid4())
+                taken.reserved = reserved = self.allocating_capacity.setdefault(did, {})
                 cap.add_amounts(reserved, amounts)
                 self.shares[did] = self.shares.get(did, 0) + 1
-                taken.share = (reserved, amounts)
-        self.results[ci].append(chosen)
+        self.results[ci].append(taken)
         taken.result = True
         if tracer is not None:
             tracer.device_selected(self.claims[ci], rd.full_name, device.slice.driver, device.slice.pool, device.name)
         return taken
 
-    def _undo(self, taken: "_Taken") -> None:
+    def _undo(self, taken: Chosen) -> None:
         """Give back everything a (possibly partial) _allocate_device took, newest first."""
         if taken.result:
             self.results[taken.ci].pop()
-        if taken.share is not None:
-            reserved, amounts = taken.share
-            cap.add_amounts(reserved, amounts, -1)
+        if taken.reserved is not None:
+            assert taken.consumed is not None
+            cap.add_amounts(taken.reserved, taken.consumed, -1)
             self.shares[taken.device.id] -= 1
         if taken.holders is not None:
             taken.holders.discard(taken.ci)
@@ -731,13 +737,19 @@ class Search(AllDevicesPruning):
         if taken.compat is not None:
             taken.compat()
         if taken.counters:
-            self.ledger.give_back(taken.pool, taken.device)
+            self._ledger().give_back(taken.pool, taken.device)
 
     # -- counters ---------------------------------------------------------------------------
 
+    def _ledger(self) -> CounterLedger:
+        """The search's counter ledger (made on first use)."""
+        if self.ledger is None:
+            self.ledger = CounterLedger(self.in_use, self.a.index.serial)
+        return self.ledger
+
     def _consume_counters(self, rd: RequestData, pool: Pool, device: DeviceView) -> bool:
         """Reserve the device's counters; False (and nothing reserved) when any counter of the pool overflows."""
-        shortage = self.ledger.take(pool, device)
+        shortage = self._ledger().take(pool, device)
         if shortage is None:
             return True
         if self.tracer is not None:
@@ -747,7 +759,7 @@ class Search(AllDevicesPruning):
 
     def _consume_compat(self, rd: RequestData, pool: Pool, device: DeviceView) -> Callable[[], None] | None:
         """Join the device's compatibility groups; the undo, or None when they conflict."""
-        joined = self.ledger.join_groups(pool, device)
+        joined = self._ledger().join_groups(pool, device)
         if isinstance(joined, GroupConflict):
             if self.tracer is not None:
                 self._tell(rd, device, why.compatibility_conflict(joined.counter_set, joined.groups, joined.first,

@@ -133,10 +133,12 @@ def evaluate_node(allocator: "Allocator", plan: PreviewPlan, node: Obj, tracer: 
             if not reasons and explain_failures:
                 reasons = failure_reasons(allocator, node, open_claims, tracer, deadline)
             return NodeOutcome(name, UNSCHEDULABLE, reasons=reasons or [CANNOT_ALLOCATE], tracer=tracer)
-        results = list(outcome.results)
-        score = int(outcome.score or 0)
-    by_claim = iter(results)
-    allocations = [(c, c.allocation if c.allocation is not None else next(by_claim)) for c in claims]
+        results, score = outcome.results, outcome.score
+    if len(results) == len(claims):  # (no claim of the plan was allocated already)
+        allocations = list(zip(claims, results))
+    else:
+        by_claim = iter(results)
+        allocations = [(c, c.allocation if c.allocation is not None else next(by_claim)) for c in claims]
     return NodeOutcome(name, ALLOCATED, score=score, allocations=allocations, tracer=tracer)
 
 
