@@ -46,6 +46,8 @@ MAX_RESULTS = 32
 MAX_SUBREQUESTS = 8
 
 FAIL, DONE, EXCEEDED = 0, 1, 2
+#: the deadline of a search without one
+_NEVER = float("inf")
 #: where a request's device search starts: (pool index, device index)
 _START = (0, 0)
 #: the arguments of one allocateOne call: claim, request, subrequest, device, whether the
@@ -175,7 +177,7 @@ class Search(AllDevicesPruning):
         self.steps = 0
         #: units of work (search steps and devices looked at) since the clock was last read
         self.ticks = 0
-        self.deadline = deadline if deadline is not None else float("inf")
+        self.deadline = deadline if deadline is not None else _NEVER
         #: whether any request asks for all devices (then the preparation depends on the node)
         self.all_mode = False
         #: the rejection last handed to the tracer
@@ -330,7 +332,7 @@ class Search(AllDevicesPruning):
 
     def run(self) -> bool:
         """Search for a solution; True when every claim got all its devices."""
-        if not self._plan_all_requests():
+        if self.all_mode and not self._plan_all_requests():
             return False
         return self._drive((0, 0, 0, 0, False, _START)) == DONE
 
@@ -369,19 +371,20 @@ class Search(AllDevicesPruning):
         was passed (then that call's EXCEEDED is reported as FAIL, as upstream does there)."""
         crossed = False
         moved = 0  # steps that only moved on
-        num_claims, num_requests = len(self.claims), self.num_requests
+        requests, num_requests = self.requests, self.num_requests
+        num_claims = len(num_requests)
         while ci < num_claims:
-            if ri >= num_requests[ci]:
-                ci, ri, si, di, in_sub, start = ci + 1, 0, 0, 0, False, _START
-                crossed = True
-            else:
-                rd = self.requests[(ci, ri, si)]
-                if (not in_sub and rd.parent is not None) or (rd.all_mode and not rd.all_devices) \
-                        or di < rd.num_devices:
+            if ri < num_requests[ci]:
+                rd = requests[(ci, ri, si)]
+                if di < rd.num_devices or (not in_sub and rd.parent is not None) \
+                        or (rd.all_mode and not rd.all_devices):
                     if moved:
                         self._steps(moved)
                     return (ci, ri, si, di, in_sub, start), crossed
                 ri, si, di, in_sub, start = ri + 1, 0, 0, False, _START
+            else:
+                ci, ri, si, di, in_sub, start = ci + 1, 0, 0, 0, False, _START
+                crossed = True
             moved += 1
         self._steps(moved + 1)  # (the last one finds every claim satisfied)
         return None, crossed
