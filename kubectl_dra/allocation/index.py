@@ -134,16 +134,25 @@ def _cel_content(driver: str, device: DeviceView) -> bytes | None:
         return None
 
 
-def _share_answers(views: list[SliceView]) -> None:
-    """Let devices that selectors cannot tell apart share one dict of remembered answers
+class SharedAnswers:
+    """Lets devices that selectors cannot tell apart share one dict of remembered answers
     (CEL results and selectability), so a cluster's many identical devices are evaluated
-    once. Every answer kept there depends only on that content (see _cel_content)."""
-    shared: dict[bytes, dict[Any, Any]] = {}
-    for sv in views:
-        for device in sv.devices:
-            key = _cel_content(sv.driver, device)
-            if key is not None:
-                device.cel_results = shared.setdefault(key, device.cel_results)
+    once. Every answer kept there depends only on that content (see _cel_content). A device
+    asks on its first answer (DeviceView.answers): most devices of a big cluster never do."""
+
+    __slots__ = ("_by_content",)
+
+    def __init__(self) -> None:
+        self._by_content: dict[bytes, dict[Any, Any]] = {}
+
+    def __call__(self, device: DeviceView) -> dict[Any, Any]:
+        key = _cel_content(device.slice.driver, device)
+        if key is None:
+            return {}
+        found = self._by_content.get(key)
+        if found is None:
+            found = self._by_content[key] = {}
+        return found
 
 
 class ClusterIndex:
@@ -153,7 +162,9 @@ class ClusterIndex:
         self.state = state
         #: one view per ResourceSlice, in the state's order
         self.slice_views: list[SliceView] = [slice_view(s, i) for i, s in enumerate(state.resource_slices)]
-        _share_answers(self.slice_views)
+        answers = SharedAnswers()
+        for sv in self.slice_views:
+            sv.answer_book = answers
         self._slice_indexes: dict[tuple[bool, bool], SliceIndex] = {}
         #: DeviceClasses by name (the first of a name wins, as a lister returns one)
         self.classes: dict[str, Mapping[str, Any]] = {}

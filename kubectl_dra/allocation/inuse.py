@@ -59,7 +59,7 @@ class InUse:
                 continue
             driver = result.get("driver") or ""
             device = (driver, result.get("pool") or "", result.get("device") or "")
-            if not self.allocated(device):
+            if device not in self.dedicated and device not in self.shared_by:  # (not allocated yet)
                 fresh.append(device)
             if consumable_capacity and result.get("shareID"):
                 self.shared_by.setdefault(device, []).append(who)
@@ -80,7 +80,7 @@ class InUse:
         found = self.unheld.get(pool)
         if found is None:
             dedicated = self.dedicated
-            found = self.unheld[pool] = tuple(i for i, d in enumerate(pool.devices) if d.id not in dedicated)
+            found = self.unheld[pool] = tuple([i for i, d in enumerate(pool.devices) if d.id not in dedicated])
         return found[bisect_left(found, start):] if start else found
 
     def copy(self) -> "InUse":

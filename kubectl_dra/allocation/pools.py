@@ -142,7 +142,7 @@ def _check_consumption(counter_sets: dict[str, dict[str, Quantity]], slices: Ite
                 counters = counter_sets.get(c.counter_set)
                 if counters is None:
                     return f"counter set {c.counter_set} not found"
-                if not counters.keys() >= c.names:
+                if not counters.keys() >= c.raw_counters.keys():
                     missing = next(name for name in c.names if name not in counters)
                     return f"counter {missing} not found in counter set {c.counter_set}"
     return ""

@@ -557,6 +557,8 @@ class Search(AllDevicesPruning):
             key: Any = (rd.key, id(device))
         else:
             cache, key = device.cel_results, rd.token
+            if cache is None:
+                cache = device.answers()
         ok = cache.get(key)
         if ok is None:
             ok = cache[key] = self._check_selectable(rd, pool, device)
@@ -578,7 +580,7 @@ class Search(AllDevicesPruning):
         if key is None:
             # the words of a rejection depend on the class and request names too
             key = rd.why_token = self.a.cluster.token(("why", rd.token, rd.class_name, rd.full_name))
-        known = device.cel_results.get(key)
+        known = device.answers().get(key)
         if known is not None:
             assert self.tracer is not None
             self.tracer.device_rejected(self.claims[rd.key[0]], rd.full_name, device.slice.driver,
@@ -587,7 +589,7 @@ class Search(AllDevicesPruning):
         self.last_rejection = None
         self._check_selectable(rd, pool, device)
         if self.last_rejection is not None:
-            device.cel_results[key] = self.last_rejection
+            device.answers()[key] = self.last_rejection
 
     def _check_selectable(self, rd: RequestData, pool: Pool, device: DeviceView) -> bool:
         f = self.f

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import InputError
 from ..quantity import Quantity, QuantityError
@@ -57,7 +57,7 @@ class CounterConsumption:
             if self._counters is not None:
                 self._values = {k: nanos(q) for k, q in self._counters.items()}
             else:  # (the allocator needs only these: no Quantity dict kept)
-                self._values = {k: nanos(Quantity.from_json((c or {}).get("value"))) for k, c in self.raw_counters.items()}
+                self._values = {k: json_nanos((c or {}).get("value")) for k, c in self.raw_counters.items()}
         return self._values
 
 
@@ -103,14 +103,24 @@ class DeviceView:
         self.has_policies = _has_policies(capacity) if capacity else False
         self._capacity: dict[str, Capacity] | None = None
         #: CEL results for this device by (expression, result kind), and the allocator's
-        #: selectability answers by (negative) token; they never change
-        self.cel_results: dict[Any, Any] = {}
+        #: selectability answers by (negative) token; they never change. None until first
+        #: used: see answers()
+        self.cel_results: dict[Any, Any] | None = None
         #: whether selecting the device depends on the node (per-device node selection or a
         #: slice that skips node operations): such answers are never shared between nodes
         self.node_dependent = node_dependent
 
     def __repr__(self) -> str:
         return f"DeviceView({self.uid!r})"
+
+    def answers(self) -> dict[Any, Any]:
+        """``cel_results``, made on first use: the dict of the devices of the same content,
+        from the slice's ``answer_book`` (the owning index's), else one of its own."""
+        found = self.cel_results
+        if found is None:
+            book = self.slice.answer_book
+            found = self.cel_results = book(self) if book is not None else {}
+        return found
 
     @property
     def uid(self) -> str:
@@ -176,6 +186,9 @@ class SliceView:
     devices: list[DeviceView] = field(default_factory=list, repr=False)
     has_binding_conditions: bool = False
     has_compat_groups: bool = False
+    #: gives a device the dict of remembered answers it shares with devices of the same
+    #: content (set by the index that owns the view; see DeviceView.answers)
+    answer_book: Callable[[DeviceView], dict[Any, Any]] | None = field(default=None, repr=False)
 
     @property
     def pool_id(self) -> tuple[str, str]:
@@ -192,6 +205,17 @@ def nanos(q: Quantity) -> int:
     cached, as the same few amounts recur on every device."""
     v = q.value * 1_000_000_000
     return v.numerator // v.denominator if v.denominator == 1 else -((-v.numerator) // v.denominator)
+
+
+@lru_cache(maxsize=4096)
+def _text_nanos(text: str) -> int:
+    return nanos(Quantity.from_json(text))
+
+
+def json_nanos(value: Any) -> int:
+    """A quantity as decoded from JSON, in 1n units (see :func:`nanos`); remembered per
+    text, as the same few amounts are consumed by every device of a big cluster."""
+    return _text_nanos(value) if type(value) is str else nanos(Quantity.from_json(value))
 
 
 def _int(value: Any) -> int:
