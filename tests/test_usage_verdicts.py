@@ -85,8 +85,8 @@ def state_of(slices: list[dict]) -> ClusterState:
 def allocator_pool(state: ClusterState, gates: FeatureGates, node: str) -> Pool | None:
     """The allocator's own Pool for (driver, p) on ``node``, as an Allocator gathers it."""
     index = ClusterIndex(state).slices(Features.from_gates(gates))
-    pools, problems = index.pools_for({"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}})
-    found = [p for p in (*pools, *problems) if p.id == (DRIVER, "p")]
+    seen = index.pools_for({"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}})
+    found = [p for p in (*seen.pools, *seen.problems) if p.id == (DRIVER, "p")]
     return found[0] if found else None
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from ..model.nodes import node_name
 from . import counters
 from .celcache import CelCache
-from .index import ClusterIndex, SliceIndex
+from .index import ClusterIndex, NodePools, SliceIndex
 from ..types import claim_key
 from .inuse import InUse
 from .outcome import AllocationOutcome
@@ -105,7 +105,7 @@ class Allocator:
             found = self._prepared[ids] = PreparedClaims(list(claims), in_use)
         return found
 
-    def pools_for(self, node: Mapping[str, Any]) -> tuple[list[Pool], list[Pool]]:
+    def pools_for(self, node: Mapping[str, Any]) -> NodePools:
         """See :meth:`SliceIndex.pools_for`."""
         return self.index.pools_for(node)
 
@@ -131,17 +131,17 @@ class Allocator:
         """
         name = node_name(node)
         prepared = self.prepared_claims(claims)
-        pools, problems = self.index.pools_for(node, name)
+        seen = self.index.pools_for(node, name)
         if tracer is not None:
-            for pool in problems:
+            for pool in seen.problems:
                 tracer.pool_skipped(pool.driver, pool.name, why.pool_skipped(pool))
-        search = Search(self, prepared, node, pools, tracer, problems, deadline)
+        search = Search(self, prepared, node, seen, tracer, deadline)
         search.prepare()
         found = search.run()
         #: calls of the per-device search step in the last allocate (upstream's allocateOne count)
         self.last_search_steps = search.steps
         if not found:
-            for pool in problems:
+            for pool in seen.problems:
                 if pool.invalid:
                     from ..errors import AllocationError
 

@@ -24,8 +24,30 @@ if TYPE_CHECKING:
     from ..state import ClusterState
     from .allocator import Features
 
-#: the pools of one node: those with devices for it, and those that block "all devices" requests
-NodePools = tuple[list[Pool], list[Pool]]
+class NodePools:
+    """The pools one node sees: ``pools``, those with devices for it, in search order; and
+    ``problems``, every pool that blocks "all devices" requests or makes a failed search an
+    error (incomplete or invalid), also in search order. ``problems`` includes the pools of
+    which the node sees only shared counters; it is worked out when first asked, as most
+    searches succeed without it."""
+
+    __slots__ = ("pools", "_index", "_touched", "_problems")
+
+    def __init__(self, pools: list[Pool], index: "SliceIndex", touched: set[tuple[str, str]]) -> None:
+        self.pools = pools
+        self._index = index
+        #: the pools of which the node sees devices (their problems are among ``pools``)
+        self._touched = touched
+        self._problems: list[Pool] | None = None
+
+    @property
+    def problems(self) -> list[Pool]:
+        if self._problems is None:
+            problems = [p for p in self.pools if p.incomplete or p.invalid]
+            problems += [p for p in self._index.counter_only_problems() if p.id not in self._touched]
+            problems.sort(key=pool_order)
+            self._problems = problems
+        return self._problems
 
 
 def _may_reach(sv: SliceView, node: Mapping[str, Any]) -> bool:
@@ -84,9 +106,7 @@ class SliceIndex:
         return self._counter_problems
 
     def pools_for(self, node: Mapping[str, Any], name: str | None = None) -> NodePools:
-        """Pools for ``node`` (named ``name``, when the caller knows it): those with devices
-        for it in search order, and every pool that blocks "all devices" requests
-        (incomplete or invalid), also in search order.
+        """The pools ``node`` (named ``name``, when the caller knows it) sees (see NodePools).
 
         Remembered per node name and labels (what node selection reads).
         """
@@ -115,10 +135,7 @@ class SliceIndex:
         reaching.sort(key=lambda s: s.index)
         pools = gather_pools(reaching, self.by_pool, node, partitionable=self.partitionable,
                              compat_groups=self.compat_groups)
-        problems = [p for p in pools if p.incomplete or p.invalid]
-        problems += [p for p in self.counter_only_problems() if p.id not in touched]
-        problems.sort(key=pool_order)
-        return (pools, problems)
+        return NodePools(pools, self, touched)
 
 
 def _cel_content(driver: str, device: DeviceView) -> bytes | None:

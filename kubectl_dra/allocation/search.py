@@ -39,6 +39,7 @@ from .trace import Rejection, Tracer
 
 if TYPE_CHECKING:
     from .allocator import Allocator, Features
+    from .index import NodePools
 
 #: upstream resourceapi.AllocationResultsMaxSize
 MAX_RESULTS = 32
@@ -143,14 +144,13 @@ class Search(AllDevicesPruning):
     """One Allocate call: per-call state on top of the Allocator's indexes (the pruning for
     "all devices" requests, which upstream does not have, is in :mod:`.pruning`)."""
 
-    __slots__ = ("a", "f", "prepared", "node", "claims", "pools", "problems", "in_use", "tracer", "requests", "selected_sub",
+    __slots__ = ("a", "f", "prepared", "node", "claims", "seen", "pools", "in_use", "tracer", "requests", "selected_sub",
                  "constraints", "results", "allocating", "shares", "allocating_capacity", "ledger",
                  "matches", "steps", "ticks", "deadline", "num_requests", "last_rejection", "configured", "all_mode",
                  "needed_later")
 
     def __init__(self, allocator: "Allocator", prepared: PreparedClaims, node: Mapping[str, Any],
-                 pools: list[Pool], tracer: Tracer | None, problems: list[Pool] | None = None,
-                 deadline: float | None = None) -> None:
+                 seen: "NodePools", tracer: Tracer | None, deadline: float | None = None) -> None:
         """``deadline`` (a ``time.monotonic()`` value) bounds preparation and search, as the
         scheduler's filter timeout does: :class:`AllocationTimeout` once it has passed."""
         self.a = allocator
@@ -158,9 +158,10 @@ class Search(AllDevicesPruning):
         self.prepared = prepared
         self.node = node
         self.claims = claims = prepared.claims
-        self.pools = pools
-        #: incomplete or invalid pools (in search order), including those without devices here
-        self.problems = problems if problems is not None else [p for p in pools if p.incomplete or p.invalid]
+        #: the pools the node sees (``seen.problems``: the incomplete or invalid ones, also
+        #: those without devices here)
+        self.seen = seen
+        self.pools = seen.pools
         self.in_use = in_use = prepared.in_use
         self.tracer = tracer
         # (requests, constraints, num_requests and configured: see prepare)
@@ -305,7 +306,7 @@ class Search(AllDevicesPruning):
             rd.num_devices = request.count
         elif mode == ALL:
             rd.all_mode = True
-            for pool in self.problems[:1]:
+            for pool in self.seen.problems[:1]:
                 if pool.incomplete:
                     raise AllocationError(f"claim {ref}, request {shown}: asks for all devices, but resource pool {pool.uid} is currently being updated")
                 raise AllocationError(f"claim {ref}, request {shown}: asks for all devices, but resource pool {pool.uid} is currently invalid")

@@ -196,8 +196,8 @@ class _Fitter:
         #: pool -> names of the nodes that see it
         self.seen_by: dict[PoolID, list[str]] = {}
         for name, node in self.nodes.items():
-            pools, problems = self.allocator.pools_for(node)
-            for pool_id in dict.fromkeys(p.id for p in (*pools, *problems)):
+            seen = self.allocator.pools_for(node)
+            for pool_id in dict.fromkeys(p.id for p in (*seen.pools, *seen.problems)):
                 self.seen_by.setdefault(pool_id, []).append(name)
         self.outcomes: dict[str, NodeOutcome] = {}
         self.replicas: list[Replica] = []
@@ -226,8 +226,9 @@ class _Fitter:
         """One node's view of a pool the replicas use (every view charges the same counters)."""
         if pool_id not in self._views:
             seen_by = self.seen_by.get(pool_id)
-            pools, problems = self.allocator.pools_for(self.nodes[seen_by[0]]) if seen_by else ([], [])
-            self._views[pool_id] = next((p for p in (*pools, *problems) if p.id == pool_id), None)
+            seen = self.allocator.pools_for(self.nodes[seen_by[0]]) if seen_by else None
+            self._views[pool_id] = next((p for p in (*seen.pools, *seen.problems) if p.id == pool_id), None) \
+                if seen is not None else None
         return self._views[pool_id]
 
     def commit(self, outcome: NodeOutcome) -> set[str]:
