@@ -31,11 +31,14 @@ class CounterConsumption:
 
     __slots__ = ("counter_set", "raw_counters", "groups", "_counters", "_values")
 
-    def __init__(self, counter_set: str, raw_counters: Mapping[str, Any], groups: frozenset[str] | None) -> None:
-        self.counter_set = counter_set
-        self.raw_counters = raw_counters
+    def __init__(self, raw: Any) -> None:
+        """From one entry of a device's ``consumesCounters``."""
+        get = (raw or {}).get
+        groups = get("compatibilityGroups")
+        self.counter_set: str = get("counterSet") or ""
+        self.raw_counters: Mapping[str, Any] = get("counters") or {}
         #: None when the device declares no groups (omitted, null or empty list)
-        self.groups = groups
+        self.groups = frozenset(groups) if groups else None
         self._counters: dict[str, Quantity] | None = None
         self._values: dict[str, int] | None = None
 
@@ -76,7 +79,8 @@ class DeviceView:
     Built straight from the device dict (one per device of the cluster on a first preview,
     so each field the search reads is read once and empty values share one empty tuple); what
     only messages, results and per-device node selection read is read from the dict when asked.
-    The dict stays as ``raw`` for presenters and for CEL.
+    The dict stays as ``raw`` for presenters and for CEL. A device also marks its slice's view
+    when it has binding conditions or compatibility groups.
     """
 
     __slots__ = ("raw", "slice", "name", "id", "attributes", "consumes", "allow_multiple", "taints",
@@ -93,14 +97,29 @@ class DeviceView:
         self.name = name
         self.id: DeviceID = (driver, pool, name)
         self.attributes: Mapping[str, Any] = get("attributes") or {}
-        self.consumes: tuple[CounterConsumption, ...] = tuple([_consumption(c) for c in counters]) if counters else ()
+        if counters:
+            self.consumes: tuple[CounterConsumption, ...] = tuple([CounterConsumption(c) for c in counters])
+            if not sv.has_compat_groups:
+                for cc in self.consumes:
+                    if cc.groups:
+                        sv.has_compat_groups = True
+                        break
+        else:
+            self.consumes = ()
         self.allow_multiple = bool(get("allowMultipleAllocations"))
         self.taints: tuple[Mapping[str, Any], ...] = tuple(taints) if taints else ()
         self.binding_conditions: tuple[str, ...] = tuple(conditions) if conditions else ()
+        if conditions is not None:  # upstream tests "!= nil": an explicitly empty list still counts
+            sv.has_binding_conditions = True
         #: lazily built CEL input (one per device, shared by every expression)
         self.cel_input: Any = None
         #: whether any capacity has a request policy (no policy: the fast path in capacity checks)
-        self.has_policies = _has_policies(capacity) if capacity else False
+        self.has_policies = False
+        if capacity:
+            for entry in capacity.values():
+                if entry and entry.get("requestPolicy"):
+                    self.has_policies = True
+                    break
         self._capacity: dict[str, Capacity] | None = None
         #: CEL results for this device by (expression, result kind), and the allocator's
         #: selectability answers by (negative) token; they never change. None until first
@@ -250,20 +269,6 @@ def _capacity(raw: Mapping[str, Any] | None, driver: str) -> dict[str, Capacity]
     return out
 
 
-def _consumption(c: Any) -> CounterConsumption:
-    c = c or {}
-    groups = c.get("compatibilityGroups")
-    return CounterConsumption(c.get("counterSet") or "", c.get("counters") or {}, frozenset(groups) if groups else None)
-
-
-def _has_policies(capacity: Mapping[str, Any]) -> bool:
-    """Whether any capacity of a device has a request policy."""
-    for entry in capacity.values():
-        if entry and entry.get("requestPolicy"):
-            return True
-    return False
-
-
 def _is_mapping(value: Any) -> bool:
     """isinstance(value, Mapping), with the plain dict of parsed JSON first (the ABC check is slow)."""
     return type(value) is dict or isinstance(value, Mapping)
@@ -298,18 +303,10 @@ def slice_view(raw: Mapping[str, Any], index: int) -> SliceView:
         skip_node_operations=tuple(spec.get("skipNodeOperations") or ()),
     )
     node_dependent = sv.per_device_node_selection or bool(sv.skip_node_operations)
+    # (each device also sets the slice's has_binding_conditions and has_compat_groups)
     try:
-        sv.devices = devices = [DeviceView(d, sv, node_dependent) for d in spec.get("devices") or ()
-                                if type(d) is dict or _is_mapping(d)]
+        sv.devices = [DeviceView(d, sv, node_dependent) for d in spec.get("devices") or ()
+                      if type(d) is dict or _is_mapping(d)]
     except QuantityError as exc:
         raise InputError(f"ResourceSlice {sv.name}: {exc}") from None
-    for d in devices:
-        # upstream tests "!= nil": an explicitly empty list still counts
-        if d.raw.get("bindingConditions") is not None:
-            sv.has_binding_conditions = True
-        if d.consumes and not sv.has_compat_groups:
-            for consumption in d.consumes:
-                if consumption.groups:
-                    sv.has_compat_groups = True
-                    break
     return sv
