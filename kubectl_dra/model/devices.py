@@ -99,10 +99,10 @@ class DeviceView:
         self.attributes: Mapping[str, Any] = get("attributes") or {}
         if counters:
             self.consumes: tuple[CounterConsumption, ...] = tuple([CounterConsumption(c) for c in counters])
-            if not sv.has_compat_groups:
+            if not sv._compat_groups:
                 for cc in self.consumes:
                     if cc.groups:
-                        sv.has_compat_groups = True
+                        sv._compat_groups = True
                         break
         else:
             self.consumes = ()
@@ -110,7 +110,7 @@ class DeviceView:
         self.taints: tuple[Mapping[str, Any], ...] = tuple(taints) if taints else ()
         self.binding_conditions: tuple[str, ...] = tuple(conditions) if conditions else ()
         if conditions is not None:  # upstream tests "!= nil": an explicitly empty list still counts
-            sv.has_binding_conditions = True
+            sv._binding_conditions = True
         #: lazily built CEL input (one per device, shared by every expression)
         self.cel_input: Any = None
         #: whether any capacity has a request policy (no policy: the fast path in capacity checks)
@@ -202,16 +202,42 @@ class SliceView:
     shared_counters: dict[str, dict[str, Quantity]]
     shared_counter_names: tuple[str, ...]
     skip_node_operations: tuple[str, ...]
-    devices: list[DeviceView] = field(default_factory=list, repr=False)
-    has_binding_conditions: bool = False
-    has_compat_groups: bool = False
+    #: spec.devices as stored (the views are made on first use of ``devices``)
+    raw_devices: Iterable[Any] = field(default=(), repr=False)
     #: gives a device the dict of remembered answers it shares with devices of the same
     #: content (set by the index that owns the view; see DeviceView.answers)
     answer_book: Callable[[DeviceView], dict[Any, Any]] | None = field(default=None, repr=False)
+    _devices: list[DeviceView] | None = field(default=None, init=False, repr=False)
+    #: set by the devices as they are viewed (see has_binding_conditions, has_compat_groups)
+    _binding_conditions: bool = field(default=False, init=False, repr=False)
+    _compat_groups: bool = field(default=False, init=False, repr=False)
 
     @property
     def pool_id(self) -> tuple[str, str]:
         return (self.driver, self.pool)
+
+    @property
+    def devices(self) -> list[DeviceView]:
+        """The views of the slice's devices, made when first asked for: a preview views a
+        node's devices when it first looks at the node, so what it builds is still in the
+        CPU's caches when it searches them (and a slice nobody looks at costs nothing)."""
+        found = self._devices
+        if found is None:
+            node_dependent = self.per_device_node_selection or bool(self.skip_node_operations)
+            found = self._devices = [DeviceView(d, self, node_dependent) for d in self.raw_devices
+                                     if type(d) is dict or _is_mapping(d)]
+        return found
+
+    @property
+    def has_binding_conditions(self) -> bool:
+        """Whether any device has bindingConditions (upstream tests "!= nil": an explicitly
+        empty list counts)."""
+        return bool(self.devices) and self._binding_conditions
+
+    @property
+    def has_compat_groups(self) -> bool:
+        """Whether any device consumes counters with compatibility groups."""
+        return bool(self.devices) and self._compat_groups
 
 
 def _quantity(value: Any) -> Quantity:
@@ -301,12 +327,6 @@ def slice_view(raw: Mapping[str, Any], index: int) -> SliceView:
         shared_counters=shared,
         shared_counter_names=tuple(names),
         skip_node_operations=tuple(spec.get("skipNodeOperations") or ()),
+        raw_devices=spec.get("devices") or (),
     )
-    node_dependent = sv.per_device_node_selection or bool(sv.skip_node_operations)
-    # (each device also sets the slice's has_binding_conditions and has_compat_groups)
-    try:
-        sv.devices = [DeviceView(d, sv, node_dependent) for d in spec.get("devices") or ()
-                      if type(d) is dict or _is_mapping(d)]
-    except QuantityError as exc:
-        raise InputError(f"ResourceSlice {sv.name}: {exc}") from None
     return sv
