@@ -54,9 +54,10 @@ _START = (0, 0)
 #: the arguments of one allocateOne call: claim, request, subrequest, device, whether the
 #: subrequest was chosen by its parent's loop, and where the device search starts (pool, device)
 Call = tuple[int, int, int, int, bool, tuple[int, int]]
-#: one activation of the search step: yields the arguments of a step it needs answered (and
-#: receives that step's result), or its own result (FAIL, DONE or EXCEEDED) as its last act
-Step = Generator["Call | int", "int | None", None]
+#: one activation of the search step: yields the arguments of each step it needs answered
+#: (and finds that step's result in Search.reply when resumed); leaves its own result (FAIL,
+#: DONE or EXCEEDED) in Search.reply when it ends
+Step = Generator[Call, None, None]
 #: the scheduler gives up on a node after this long (DRASchedulerFilterTimeout's default)
 
 
@@ -147,7 +148,7 @@ class Search(AllDevicesPruning):
     __slots__ = ("a", "f", "prepared", "node", "claims", "seen", "pools", "in_use", "tracer", "requests", "selected_sub",
                  "constraints", "results", "allocating", "shares", "allocating_capacity", "ledger",
                  "matches", "steps", "ticks", "deadline", "num_requests", "last_rejection", "configured", "all_mode",
-                 "needed_later")
+                 "needed_later", "reply")
 
     def __init__(self, allocator: "Allocator", prepared: PreparedClaims, node: Mapping[str, Any],
                  seen: "NodePools", tracer: Tracer | None, deadline: float | None = None) -> None:
@@ -186,6 +187,8 @@ class Search(AllDevicesPruning):
         #: (claim, request) -> devices that a later "all devices" request needs exclusively
         #: (see _plan_all_requests)
         self.needed_later: dict[tuple[int, int], dict[tuple[str, str, str], RequestData]] = {}
+        #: the result of the search step that ended last (see _one)
+        self.reply = FAIL
 
     # -- preparation ------------------------------------------------------------------------
 
@@ -346,22 +349,19 @@ class Search(AllDevicesPruning):
         if first is None:
             return DONE
         stack = [(self._one(*first), crossed)]
-        sent: int | None = None
         while True:
-            out = stack[-1][0].send(sent)
-            if out.__class__ is int:  # that step's result
-                if stack.pop()[1] and out == EXCEEDED:
-                    out = FAIL  # the claim limit of one claim does not end the search of the one before
+            call = next(stack[-1][0], None)
+            if call is None:  # that step ended, its result in self.reply
+                if stack.pop()[1] and self.reply == EXCEEDED:
+                    self.reply = FAIL  # the claim limit of one claim does not end the search of the one before
                 if not stack:
-                    return out
-                sent = out
+                    return self.reply
             else:  # a step it needs answered first
-                nxt, crossed = self._settle(*out)
+                nxt, crossed = self._settle(*call)
                 if nxt is None:
-                    sent = DONE
+                    self.reply = DONE
                 else:
                     stack.append((self._one(*nxt), crossed))
-                    sent = None
 
     def _settle(self, ci: int, ri: int, si: int, di: int, in_sub: bool,
                 start: tuple[int, int]) -> tuple[Call | None, bool]:
@@ -413,9 +413,9 @@ class Search(AllDevicesPruning):
         """Upstream allocateOne from where it looks at a request's devices (see _settle for
         the steps that only move on): find a device for device ``di`` of request ``ri``
         (subrequest ``si``) of claim ``ci``, and everything after it. A generator: where
-        upstream calls itself, this yields the arguments of that call (a tuple) and gets its
-        result back; where upstream returns, this yields its result (an int) and is not
-        resumed (see _drive)."""
+        upstream calls itself, this yields the arguments of that call (a tuple) and finds its
+        result in ``self.reply`` when resumed; where upstream returns, this sets ``self.reply``
+        and ends (see _drive: a generator that ends costs less than one dropped while suspended)."""
         self.steps += 1
         self.ticks += 1  # (tick() inline: this runs for every step and device)
         if not self.ticks & 0xFF and time.monotonic() > self.deadline:
@@ -425,29 +425,30 @@ class Search(AllDevicesPruning):
             all_exceeded = True
             k = 0
             while (ci, ri, k) in self.requests:
-                res = yield (ci, ri, k, di, True, _START)
+                yield (ci, ri, k, di, True, _START)
+                res = self.reply
                 if res == EXCEEDED:
                     k += 1
                     continue
                 all_exceeded = False
                 if res == DONE:
                     self.selected_sub[(ci, ri)] = k
-                    yield DONE
+                    self.reply = DONE
                     return
                 k += 1
             if self.tracer is not None:
                 self.tracer.request_unsatisfied(self.claims[ci], rd.parent, "no subrequest could be satisfied")
-            yield EXCEEDED if all_exceeded else FAIL
+            self.reply = EXCEEDED if all_exceeded else FAIL
             return
         if rd.all_mode and not rd.all_devices:
             if self.tracer is not None:
                 self.tracer.request_unsatisfied(self.claims[ci], rd.full_name, "no device matches the request")
-            yield FAIL
+            self.reply = FAIL
             return
         if len(self.results[ci]) + rd.num_devices - di > MAX_RESULTS:
             if self.tracer is not None:
                 self.tracer.request_unsatisfied(self.claims[ci], rd.full_name, f"the claim would exceed {MAX_RESULTS} allocated devices")
-            yield EXCEEDED
+            self.reply = EXCEEDED
             return
         if rd.all_mode:
             pool, device = rd.all_devices[di]
@@ -455,16 +456,17 @@ class Search(AllDevicesPruning):
             if needed_later and device.id in needed_later:
                 if self.tracer is not None:
                     self._reject_needed_later(rd, device, needed_later[device.id])
-                yield FAIL
+                self.reply = FAIL
                 return
             taken = self._allocate_device(ci, rd, pool, device, must=True)
             if taken is None:
-                yield FAIL
+                self.reply = FAIL
                 return
-            res = yield (ci, ri, si, di + 1, in_sub, _START)
+            yield (ci, ri, si, di + 1, in_sub, _START)
+            res = self.reply
             if res != DONE:
                 self._undo(taken)
-            yield res
+            self.reply = res
             return
         # The devices of one request form a set: the next one is searched after the
         # previous one, so no combination is tried twice (upstream does the same).
@@ -518,18 +520,18 @@ class Search(AllDevicesPruning):
                 # The next device of this request is searched from the following device
                 # on (upstream allocateOne: nextLocation = deviceIndex + 1), so a
                 # multi-allocatable device appears at most once per request.
-                res = yield (ci, ri, si, di + 1, in_sub, (pi, dk + 1))
+                yield (ci, ri, si, di + 1, in_sub, (pi, dk + 1))
+                res = self.reply
                 if res == DONE:
-                    yield DONE
+                    self.reply = DONE
                     return
                 self._undo(taken)
                 if res == EXCEEDED:
-                    yield EXCEEDED
+                    self.reply = EXCEEDED
                     return
         if self.tracer is not None:
             self.tracer.request_unsatisfied(self.claims[ci], rd.full_name, "no suitable device left for this request")
-        yield FAIL
-        return
+        self.reply = FAIL
 
     # -- device checks ----------------------------------------------------------------------
 
