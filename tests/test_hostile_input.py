@@ -17,7 +17,8 @@ import yaml
 from kubectl_dra.errors import InputError
 from kubectl_dra.model.jsoncopy import copy_json, dumps_json
 from kubectl_dra.state import load_documents, load_state
-from kubectl_dra.state.bounded import MAX_DEPTH, load_json, load_yaml
+from kubectl_dra.state.bounded import MAX_DEPTH, load_json
+from kubectl_dra.state.yamltext import load_yaml
 from tests.cli_support import run
 
 REPO = Path(__file__).resolve().parent.parent
@@ -81,7 +82,7 @@ def test_alias_bomb_is_refused_quickly_in_bounded_memory(tmp_path: Path, capsys)
 
 def test_aliases_within_bounds_load_and_share() -> None:
     """Ordinary anchors work; go-yaml's ratio (99 % of small documents, 10 % of big ones) is kept."""
-    from kubectl_dra.state.bounded import _allowed_alias_ratio
+    from kubectl_dra.state.yamltext import _allowed_alias_ratio
 
     assert load_yaml("a: &x {k: v}\nb: *x\nc: [*x, *x]\n") == [{"a": {"k": "v"}, "b": {"k": "v"}, "c": [{"k": "v"}] * 2}]
     assert [_allowed_alias_ratio(n) for n in (1000, 400_000, 4_000_000, 10**9)] == [0.99, 0.99, 0.10, 0.10]

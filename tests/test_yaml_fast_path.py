@@ -24,8 +24,10 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from benchmarks import synthetic
-from kubectl_dra.state import bounded, fastyaml
-from kubectl_dra.state.bounded import DecodeError, load_yaml
+from kubectl_dra.state import fastyaml, yamltext
+from kubectl_dra.state import settings as loader_settings
+from kubectl_dra.state.bounded import DecodeError
+from kubectl_dra.state.yamltext import load_yaml
 from tests.cli_support import run
 
 EXPLORE = os.environ.get("DRA_PROPERTIES_EXPLORE") == "1" and not os.environ.get("CI")
@@ -37,7 +39,7 @@ BASE = settings(deadline=None, derandomize=not EXPLORE, database=None, print_blo
 def builder(text: str) -> tuple[str, Any]:
     """What the event builder alone makes of ``text``: ("ok", repr of the documents) or ("error", ...)."""
     try:
-        return "ok", repr(list(bounded._Builder().documents(text)))
+        return "ok", repr(list(yamltext._Builder().documents(text)))
     except (DecodeError, yaml.YAMLError) as exc:
         return "error", (type(exc).__name__, str(exc))
 
@@ -45,23 +47,23 @@ def builder(text: str) -> tuple[str, Any]:
 @pytest.fixture(autouse=True)
 def native_parser_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
     """This module tests the fast path: allowed here as the CLI's process settings allow it."""
-    monkeypatch.setattr(fastyaml, "_NATIVE_PARSER_ALLOWED", True)
+    monkeypatch.setattr(loader_settings, "native_yaml_parser", True)
 
 
 def test_the_fast_path_waits_for_the_entry_points_permission(monkeypatch: pytest.MonkeyPatch) -> None:
     """Muting standard error is a process-wide act: without the entry point's permission the
     fast path declines and the builder loads (the same values)."""
     text = "a: 1\nb: two\n"
-    monkeypatch.setattr(fastyaml, "_NATIVE_PARSER_ALLOWED", False)
+    monkeypatch.setattr(loader_settings, "native_yaml_parser", False)
     assert fast(text) is None
-    monkeypatch.setattr(fastyaml, "_NATIVE_PARSER_ALLOWED", True)
+    monkeypatch.setattr(loader_settings, "native_yaml_parser", True)
     assert fast(text) == [{"a": 1, "b": "two"}]
 
 
 @contextmanager
 def fast_path_for_every_size() -> Iterator[None]:
     """load_yaml with the fast path tried on any text (it normally starts at FAST_PATH_MIN_CHARS)."""
-    with mock.patch.object(bounded, "FAST_PATH_MIN_CHARS", 0), \
+    with mock.patch.object(yamltext, "FAST_PATH_MIN_CHARS", 0), \
             mock.patch.object(fastyaml, "_single_threaded", lambda: True):
         yield
 
@@ -270,19 +272,19 @@ def test_a_kubectl_style_dump_takes_the_fast_path_and_matches_the_builder() -> N
 
 def test_load_yaml_takes_the_fast_path_for_big_texts_only(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[int] = []
-    real = bounded.load_fast
-    monkeypatch.setattr(bounded, "load_fast", lambda text: calls.append(len(text)) or real(text))
+    real = yamltext.load_fast
+    monkeypatch.setattr(yamltext, "load_fast", lambda text: calls.append(len(text)) or real(text))
     small = "a: 1\n"
     assert load_yaml(small) == [{"a": 1}] and calls == []
     big = kubectl_dump(40)
-    assert len(big) >= bounded.FAST_PATH_MIN_CHARS
+    assert len(big) >= yamltext.FAST_PATH_MIN_CHARS
     assert repr(load_yaml(big)) == builder(big)[1] and calls == [len(big)]
 
 
 def test_the_builder_loads_what_the_fast_path_declines(monkeypatch: pytest.MonkeyPatch) -> None:
     """Where the fast path is not allowed (or declines) the same values come, more slowly."""
-    monkeypatch.setattr(bounded, "FAST_PATH_MIN_CHARS", 0)
-    monkeypatch.setattr(fastyaml, "_NATIVE_PARSER_ALLOWED", False)
+    monkeypatch.setattr(yamltext, "FAST_PATH_MIN_CHARS", 0)
+    monkeypatch.setattr(loader_settings, "native_yaml_parser", False)
     text = kubectl_dump(3)
     assert repr(load_yaml(text)) == builder(text)[1]
 
@@ -438,7 +440,7 @@ def test_big_bad_files_give_the_builders_one_line_error(tmp_path: Path, capfd: p
                                                         tail: str, message: str, below: int) -> None:
     """Errors in big files come from the builder, with line and column, and nothing from rapidyaml."""
     text = kubectl_dump(40) + tail
-    assert len(text) >= bounded.FAST_PATH_MIN_CHARS
+    assert len(text) >= yamltext.FAST_PATH_MIN_CHARS
     path = tmp_path / "dump.yaml"
     path.write_text(text)
     code, out, err = run(capfd, "usage", "--state", str(path))
@@ -451,7 +453,7 @@ def test_a_big_dump_gives_the_same_usage_as_its_json(tmp_path: Path, capfd: pyte
     objs = synthetic.cluster(30, 8, in_use=0.25)
     yaml_path = synthetic.write_yaml(objs, tmp_path / "dump.yaml")
     json_path = synthetic.write_json(objs, tmp_path / "dump.json")
-    assert yaml_path.stat().st_size >= bounded.FAST_PATH_MIN_CHARS
+    assert yaml_path.stat().st_size >= yamltext.FAST_PATH_MIN_CHARS
     assert fastyaml.decline_reason(yaml_path.read_text()) is None
     outputs = [run(capfd, "usage", "--state", str(path), "-o", "json") for path in (yaml_path, json_path)]
     assert outputs[0] == outputs[1] and outputs[0][0] == 0

@@ -9,7 +9,6 @@ import sys
 from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
 import click
-import yaml
 
 from ..errors import ClusterAccessError, FeatureGateError, UsageError
 from ..model.jsoncopy import dumps_json
@@ -137,6 +136,8 @@ def load_cluster(state_paths: Iterable[str], kubeconfig: str | None = None, kube
             state = load_state(paths)
             gc.freeze()  # before the GC resumes, or its first pass walks every object just built
     else:
+        import yaml  # (the kubernetes client loads it anyway)
+
         from ..state.live import load_live_state  # imports the kubernetes client only when needed
 
         try:
@@ -181,6 +182,8 @@ def dump(doc: Any, fmt: str) -> str:
     if fmt == "json":
         return dumps_json(doc, indent=2, ensure_ascii=False)  # any depth a claim's parameters may have
     if fmt == "yaml":
+        import yaml  # (loaded for YAML output only)
+
         try:
             return yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, allow_unicode=True).rstrip("\n")
         except RecursionError:  # nested deeper than PyYAML's emitter recurses: JSON is YAML too

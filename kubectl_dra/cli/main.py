@@ -118,10 +118,10 @@ def tune_process() -> None:
     """Interpreter-wide settings for a short-lived command, set here and nowhere in the
     library: fewer cyclic-GC passes over a big cluster state; big YAML files may go to the
     native YAML parser (which mutes standard error while it runs)."""
-    from ..state.fastyaml import allow_native_parser
+    from ..state.settings import allow_native_yaml_parser
 
     gc.set_threshold(*GC_THRESHOLD)
-    allow_native_parser()
+    allow_native_yaml_parser()
 
 
 def main(argv: list[str] | None = None) -> None:

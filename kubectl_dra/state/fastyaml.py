@@ -4,7 +4,7 @@ rapidyaml (``ryml``, a C++ parser) reads a 50 MB dump several times faster than 
 events can even be created in Python. Its tree is emitted as JSON and decoded by the
 standard library, so the values arrive without one Python call per node. The fast path
 may only *decline*, never differ: :func:`load_fast` returns ``None`` unless the result is
-provably what the event builder (:mod:`.bounded`) gives, and the caller then runs that.
+provably what the event builder (:mod:`.yamltext`) gives, and the caller then runs that.
 
 It declines when the text holds anything that needs the builder's own handling or where
 the two parsers could disagree (a *conservative* scan of the text, so harmless text such
@@ -38,7 +38,7 @@ as ``a * b`` in a string may also decline; that only costs time):
 rapidyaml reports errors on the process's standard error before raising them, so the
 fast path points file descriptor 2 at the null device while rapidyaml runs (restored at once
 after). That is process-wide, so it is the entry point's choice: the fast path runs only in
-a process that called :func:`allow_native_parser` (the CLI does, in its process settings)
+a process that called :func:`.settings.allow_native_yaml_parser` (the CLI does, in its process settings)
 and only while that process has a single thread. Other callers get the event builder: the
 same values, more slowly.
 """
@@ -54,8 +54,7 @@ from typing import Any, Iterator
 
 import yaml
 
-#: whether this process lets the fast path mute standard error while rapidyaml runs (see allow_native_parser)
-_NATIVE_PARSER_ALLOWED = False
+from . import settings
 
 _STR = "tag:yaml.org,2002:str"
 _VALUE = "tag:yaml.org,2002:value"
@@ -318,17 +317,9 @@ class _Decoder:
         return float(text)
 
 
-def allow_native_parser() -> None:
-    """Let big YAML texts go to rapidyaml in this process (an entry point's setting: the fast
-    path mutes file descriptor 2 while rapidyaml runs, so that its own error printing does not
-    reach the user; the event builder reports every error instead)."""
-    global _NATIVE_PARSER_ALLOWED
-    _NATIVE_PARSER_ALLOWED = True
-
-
 def load_fast(text: str) -> list[Any] | None:
     """Every document of ``text`` as the event builder would give them, or ``None`` to decline."""
-    if not _NATIVE_PARSER_ALLOWED or not _single_threaded():
+    if not settings.native_yaml_parser or not _single_threaded():
         return None
     if _decline_reason(text, text.encode("utf-8", "surrogatepass")) is not None:
         return None

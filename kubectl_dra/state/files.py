@@ -9,10 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-import yaml
-
 from ..errors import InputError
-from .bounded import DecodeError, DuplicateKey, load_json, load_json_unique_fast, load_yaml
+from .bounded import DecodeError, DuplicateKey, load_json, load_json_unique_fast
 from .shapes import shape_errors, shapes_fit
 from .snapshot import KINDS, ClusterState, Obj
 
@@ -44,7 +42,7 @@ def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _parse_text(text: str, origin: str) -> Iterator[Any]:
     """Yield the documents of one file; JSON takes the fast path. Nesting, alias expansion and
-    size are bounded (:mod:`.bounded`), so no input can exhaust the stack or memory."""
+    size are bounded (:mod:`.bounded`, :mod:`.yamltext`), so no input can exhaust the stack or memory."""
     stripped = text.lstrip()
     json_error: json.JSONDecodeError | None = None
     if stripped.startswith(("{", "[")):
@@ -61,6 +59,8 @@ def _parse_text(text: str, origin: str) -> Iterator[Any]:
             raise InputError(f"{origin}:{_at(exc.line, exc.column)} {exc.message}") from None
         except json.JSONDecodeError as exc:
             json_error = exc  # YAML flow style can also start with { or [
+    from .yamltext import YAMLError, load_yaml  # (PyYAML is loaded for YAML input only)
+
     try:  # the whole file first: a syntax error later in it must not be hidden by objects before it
         documents = load_yaml(text)
     except DuplicateKey as dup:
@@ -68,7 +68,7 @@ def _parse_text(text: str, origin: str) -> Iterator[Any]:
                          "(a mapping may name each key once)") from None
     except DecodeError as exc:
         raise InputError(f"{origin}:{_at(exc.line, exc.column)} {exc.message}") from None
-    except yaml.YAMLError as exc:
+    except YAMLError as exc:
         if json_error is not None and origin.endswith(".json"):
             raise InputError(
                 f"{origin}: line {json_error.lineno}, column {json_error.colno}: malformed JSON: {json_error.msg}"
