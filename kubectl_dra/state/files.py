@@ -108,37 +108,37 @@ def _flatten(doc: Any, origin: str) -> Iterator[Obj]:
         for item in doc:
             yield from _flatten(item, origin)
         return
+    kind = _list_kind(doc, origin)
+    if kind is None:
+        yield doc
+        return
+    items = doc.get("items")
+    if items is not None and not isinstance(items, list):
+        raise InputError(f"{origin}: {kind}: items: must be a list, got {_type_name(items)}")
+    item_kind = kind[: -len("List")]
+    for item in items or []:
+        if type(item) is dict:
+            if item_kind and "kind" not in item:
+                item = {"kind": item_kind, **item}  # `kubectl get --raw` lists omit item kinds
+            if _list_kind(item, origin) is None:  # an object: yielded here, without a generator
+                yield item
+                continue
+        yield from _flatten(item, origin)
+
+
+def _list_kind(doc: Any, origin: str) -> str | None:
+    """The kind of a list document (``kind: ...List`` with ``items``), None for any other
+    object; an error for what is no object (not a mapping, no kind, a kind that is no string)."""
     if not isinstance(doc, dict):
         raise InputError(f"{origin}: expected a Kubernetes object (a mapping with kind and metadata), "
                          f"got {_type_name(doc)}")
     kind = doc.get("kind")
-    if isinstance(kind, str) and kind.endswith("List") and "items" in doc:
-        items = doc.get("items")
-        if items is not None and not isinstance(items, list):
-            raise InputError(f"{origin}: {kind}: items: must be a list, got {_type_name(items)}")
-        item_kind = kind[: -len("List")]
-        for item in items or []:
-            if isinstance(item, dict) and item_kind and "kind" not in item:
-                item = {"kind": item_kind, **item}  # `kubectl get --raw` lists omit item kinds
-            if _is_plain_object(item):  # what the call below would yield, without a generator per item
-                yield item
-            else:
-                yield from _flatten(item, origin)
-        return
+    if type(kind) is str and kind:
+        return kind if kind.endswith("List") and "items" in doc else None
     if kind is None or kind == "":
         raise InputError(f"{origin}: object {_name_of(doc)!r}: kind: Required value: every object needs a kind "
                          "(and apiVersion)")
-    if not isinstance(kind, str):
-        raise InputError(f"{origin}: object {_name_of(doc)!r}: kind: must be a string, got {_type_name(kind)}")
-    yield doc
-
-
-def _is_plain_object(item: Any) -> bool:
-    """An object that :func:`_flatten` yields as it is: a mapping whose kind names no list."""
-    if type(item) is not dict:
-        return False
-    kind = item.get("kind")
-    return type(kind) is str and kind != "" and not kind.endswith("List")
+    raise InputError(f"{origin}: object {_name_of(doc)!r}: kind: must be a string, got {_type_name(kind)}")
 
 
 def _name_of(doc: Obj) -> str:
