@@ -298,6 +298,15 @@ class Quantity:
         """The remembered format: ``BinarySI``, ``DecimalSI`` or ``DecimalExponent``."""
         return self._format
 
+    def nanos(self) -> int:
+        """The value as an exact count of 1n units, rounded up (a parsed quantity is never
+        finer, so this is exact for every one the parser makes): what counters add up."""
+        self._check_magnitude()
+        shift = self._e - _NANO
+        if shift >= 0:
+            return self._m * 10 ** shift
+        return -((-self._m) // 10 ** -shift)
+
     @property
     def value(self) -> Fraction:
         """The exact value (computed once)."""
@@ -307,13 +316,18 @@ class Quantity:
 
     def _exact(self) -> Fraction:
         """``mantissa * 10**exponent`` as a Fraction, refusing absurd magnitudes."""
+        self._check_magnitude()
         if self._e >= 0:
-            if self._e > _MAX_DIGITS:
-                raise QuantityError(f"quantity {self} is too large to compute with exactly")
             return Fraction(self._m * 10**self._e)
+        return Fraction(self._m, 10**-self._e)
+
+    def _check_magnitude(self) -> None:
+        """Refuse exponents whose exact value would take too long to compute (``1E100000000``
+        parses, as upstream's does)."""
+        if self._e > _MAX_DIGITS:
+            raise QuantityError(f"quantity {self} is too large to compute with exactly")
         if -self._e > _MAX_DIGITS:
             raise QuantityError(f"quantity {self} is too small to compute with exactly")
-        return Fraction(self._m, 10**-self._e)
 
     def as_decimal_parts(self) -> tuple[int, int]:
         """``(mantissa, exponent)`` with no trailing zeros in the mantissa: value = m * 10**e."""

@@ -385,3 +385,14 @@ def test_arithmetic_is_exact(a: int, b: int, ea: int, eb: int) -> None:
     assert (qa - qb).value == qa.value - qb.value
     assert (qa < qb) == (qa.value < qb.value)
     assert (qa == qb) == (qa.value == qb.value)
+
+
+@given(st.integers(-(10**18), 10**18), st.integers(-9, 40))
+def test_nanos_is_the_exact_value_in_1n_units(mantissa: int, exponent: int) -> None:
+    q = Quantity(mantissa, exponent)
+    assert q.nanos() == q.value * 10**9  # (the parser never makes anything finer than 1n)
+
+
+def test_nanos_of_an_absurd_exponent_is_refused_not_computed() -> None:
+    with pytest.raises(QuantityError, match="too large to compute with exactly"):
+        Quantity.parse("1E100000000").nanos()

@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any, Iterable, Mapping
 
 from ..gates import Gate
-from ..model.devices import DeviceView, Quantity, SliceView, nanos
+from ..model.devices import DeviceView, Quantity, SliceView
 from ..model.nodes import node_matches
 
 
@@ -62,7 +62,7 @@ class Pool:
     def counter_totals(self) -> dict[str, dict[str, int]]:
         """Each counter set's counters in 1n units: what the allocator charges consumption against."""
         if self._totals is None:
-            self._totals = {name: {c: nanos(q) for c, q in counters.items()} for name, counters in self.counter_sets.items()}
+            self._totals = {name: {c: q.nanos() for c, q in counters.items()} for name, counters in self.counter_sets.items()}
         return self._totals
 
     def device_named(self, name: str) -> DeviceView | None:

@@ -58,7 +58,7 @@ class CounterConsumption:
         """The amounts in 1n units, exact integers (what the allocator adds up)."""
         if self._values is None:
             if self._counters is not None:
-                self._values = {k: nanos(q) for k, q in self._counters.items()}
+                self._values = {k: q.nanos() for k, q in self._counters.items()}
             else:  # (the allocator needs only these: no Quantity dict kept)
                 self._values = {k: json_nanos((c or {}).get("value")) for k, c in self.raw_counters.items()}
         return self._values
@@ -245,22 +245,14 @@ def _quantity(value: Any) -> Quantity:
 
 
 @lru_cache(maxsize=4096)
-def nanos(q: Quantity) -> int:
-    """A quantity as an exact integer count of 1n units (quantities are never finer);
-    cached, as the same few amounts recur on every device."""
-    v = q.value * 1_000_000_000
-    return v.numerator // v.denominator if v.denominator == 1 else -((-v.numerator) // v.denominator)
-
-
-@lru_cache(maxsize=4096)
 def _text_nanos(text: str) -> int:
-    return nanos(Quantity.from_json(text))
+    return Quantity.from_json(text).nanos()
 
 
 def json_nanos(value: Any) -> int:
-    """A quantity as decoded from JSON, in 1n units (see :func:`nanos`); remembered per
+    """A quantity as decoded from JSON, in 1n units (see :meth:`Quantity.nanos`); remembered per
     text, as the same few amounts are consumed by every device of a big cluster."""
-    return _text_nanos(value) if type(value) is str else nanos(Quantity.from_json(value))
+    return _text_nanos(value) if type(value) is str else Quantity.from_json(value).nanos()
 
 
 def _int(value: Any) -> int:
