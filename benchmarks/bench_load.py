@@ -88,7 +88,7 @@ def _load_seconds(path: Path) -> tuple[float, float]:
 
 def _decode_seconds(path: Path) -> tuple[str, float, float]:
     """(why the fast path declines or "taken", its CPU seconds, the event builder's CPU seconds)."""
-    from kubectl_dra.state import bounded, fastyaml
+    from kubectl_dra.state import fastyaml, yamltext
 
     text = path.read_text()
     reason = fastyaml.decline_reason(text) or "taken"
@@ -96,7 +96,7 @@ def _decode_seconds(path: Path) -> tuple[str, float, float]:
     fast = fastyaml.load_fast(text)
     fast_cpu = time.process_time() - cpu
     cpu = time.process_time()
-    built = list(bounded._Builder().documents(text))
+    built = list(yamltext._Builder().documents(text))
     builder_cpu = time.process_time() - cpu
     if fast is not None and fast != built:
         raise SystemExit("the fast path and the event builder disagree on the dump")

@@ -92,8 +92,9 @@ class Allocator:
 
     def prepared_claims(self, claims: list[dict[str, Any]]) -> PreparedClaims:
         """What allocating ``claims`` needs on any node, kept for the next node with the same
-        claims: found by the claims' identities, then checked by value (a caller that changed
-        a claim in place gets it prepared again). At most 64 lists are kept."""
+        claims (the same objects in the same order; at most 64 lists are kept). Like the
+        index, it describes the claims as they were when first given: a caller that changes a
+        claim passes a new object, as the preview and fit do."""
         ids = tuple(map(id, claims))
         found = self._prepared.get(ids)
         if found is None or found.claims != claims:
