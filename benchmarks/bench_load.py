@@ -6,7 +6,8 @@
     YAML text alone through the rapidyaml fast path and through the libyaml event builder it
     falls back to (CPU, once each), then loading each file (best of 2). Then ``usage`` and
     ``preview template/…`` as the installed command runs them (a fresh process each: wall
-    time and peak memory). Budgets: YAML loads in <= 10 s; YAML commands within 2x of JSON.
+    time and peak memory; YAML and JSON in turn, twice, the least CPU of each compared).
+    Budgets: YAML loads in <= 10 s; YAML commands within 2x of JSON.
 (b) A 529-byte YAML alias bomb (10 levels x 9 aliases) given to ``validate -f``: refused with
     exit 2; wall time and peak memory of the process.
 (c) The JSON dump of 5,000 nodes x 8 partitionable devices with shared counters (issue 9 item 9,
@@ -139,6 +140,23 @@ def _last_line(runner: str, path: Path) -> str:
     return done.stderr.strip().splitlines()[-1]
 
 
+#: YAML and JSON runs of a command alternate this many times; the best CPU of each is compared
+#: (this VM's speed moves by up to 2x within minutes: a single run of each compared phases of it)
+ROUNDS = 2
+
+
+def _alternating(argv: list[str], yaml_path: Path, json_path: Path) -> dict[str, tuple[float, float, int, str]]:
+    """The command on each dump, YAML and JSON in turn ``ROUNDS`` times: per format the run with
+    the least CPU (wall, CPU, peak MB, exit code)."""
+    best: dict[str, tuple[float, float, int, str]] = {}
+    for _ in range(ROUNDS):
+        for fmt, path in (("yaml", yaml_path), ("json", json_path)):
+            run = _command(*argv, "--state", str(path))
+            if fmt not in best or run[1] < best[fmt][1]:
+                best[fmt] = run
+    return best
+
+
 def main(argv: list[str] | None = None) -> None:
     from kubectl_dra.cli.main import tune_process
 
@@ -165,13 +183,12 @@ def main(argv: list[str] | None = None) -> None:
               f"JSON {loads['json'][0]:.1f} s ({loads['json'][1]:.1f} s CPU); YAML budget {YAML_LOAD_BUDGET:.0f} s: "
               f"{'ok' if loads['yaml'][1] <= YAML_LOAD_BUDGET else 'OVER'}")
         for name, argv_ in (("usage", ["usage"]), ("preview", ["preview", TARGET])):
-            runs = {fmt: _command(*argv_, "--state", str(path)) for fmt, path in
-                    (("yaml", yaml_path), ("json", json_path))}
+            runs = _alternating(argv_, yaml_path, json_path)
             ratio = runs["yaml"][1] / runs["json"][1]
             print(f"    {name:8s} YAML {runs['yaml'][0]:.1f} s ({runs['yaml'][1]:.1f} s CPU) {runs['yaml'][2]} MB, "
                   f"JSON {runs['json'][0]:.1f} s ({runs['json'][1]:.1f} s CPU) {runs['json'][2]} MB: CPU {ratio:.2f}x "
-                  f"(budget {COMMAND_RATIO_BUDGET:.0f}x: {'ok' if ratio <= COMMAND_RATIO_BUDGET else 'OVER'}) "
-                  f"exit {runs['yaml'][3]}/{runs['json'][3]}")
+                  f"(budget {COMMAND_RATIO_BUDGET:.0f}x: {'ok' if ratio <= COMMAND_RATIO_BUDGET else 'OVER'}; "
+                  f"best of {ROUNDS} alternating) exit {runs['yaml'][3]}/{runs['json'][3]}")
         bomb = _bomb(directory)
         seconds, cpu, peak, code = _command("validate", "-f", str(bomb))
         print(f"(b) alias bomb ({bomb.stat().st_size} bytes): validate -f exit {code} in {seconds:.2f} s "
