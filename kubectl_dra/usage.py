@@ -19,6 +19,8 @@ from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping
 
 from .allocation.allocator import Features
+from .allocation.gated import (binding_conditions_unusable, counters_unusable, node_operations_unusable,
+                               shareable, slice_unseen)
 from .allocation.pools import gated_incomplete_note, whole_pool
 from .errors import UsageError
 from .gates import FeatureGates, Gate, effective_gates
@@ -350,36 +352,34 @@ def pool_findings(pool: Pool, features: Features) -> tuple[str, list[str]]:
 
 
 def _gated_device_notes(slices: list[SliceView], features: Features) -> list[str]:
-    """Devices the allocator's search refuses one by one because a gate is off, read from the
-    same device views and fields as its checks (``Search._check_selectable``,
-    ``_allocate_device``; per-device node selection: ``gather_pools`` skips the slice)."""
-    partitionable = features.partitionable
-    if partitionable and features.binding_conditions and features.optional_node_operations \
+    """Devices the allocator's search refuses one by one because a gate is off, by the same
+    conditions its checks use (:mod:`kubectl_dra.allocation.gated`)."""
+    if features.partitionable and features.binding_conditions and features.optional_node_operations \
             and features.consumable_capacity:
         return []  # every note is about one of these gates being off: no device to count
-    per_device = consuming = with_binding = skipping = multi = 0
+    per_device = consuming = with_binding = skipping = whole = 0
     for sv in slices:
-        if sv.shared_counter_names and not partitionable:
-            continue  # the allocator does not see the slice at all
-        if sv.per_device_node_selection and not partitionable:
-            per_device += len(sv.devices)
+        if slice_unseen(sv, features.partitionable):
+            if sv.per_device_node_selection and not sv.shared_counter_names:
+                per_device += len(sv.devices)
             continue
+        skips = node_operations_unusable(sv, features)
         for device in sv.devices:
-            consuming += bool(device.consumes)
-            with_binding += bool(device.binding_conditions)
-            skipping += bool(sv.skip_node_operations)
-            multi += device.allow_multiple
+            consuming += counters_unusable(device, features)
+            with_binding += binding_conditions_unusable(device, features)
+            skipping += skips
+            whole += device.allow_multiple and not shareable(device, features)
     notes = []
     if per_device:
         notes.append(f"{_n(per_device)} with per-device node selection unusable with {Gate.PARTITIONABLE_DEVICES} off")
-    if consuming and not partitionable:
+    if consuming:
         notes.append(f"{_n(consuming)} consuming shared counters unusable with {Gate.PARTITIONABLE_DEVICES} off")
-    if with_binding and not features.binding_conditions:
+    if with_binding:
         notes.append(f"{_n(with_binding)} with binding conditions unusable with {Gate.DEVICE_BINDING_CONDITIONS} off")
-    if skipping and not features.optional_node_operations:
+    if skipping:
         notes.append(f"{_n(skipping)} skipping node operations unusable with {Gate.OPTIONAL_NODE_OPERATIONS} off")
-    if multi and not features.consumable_capacity:
-        notes.append(f"{_n(multi)} allowing multiple allocations allocated whole with {Gate.CONSUMABLE_CAPACITY} off")
+    if whole:
+        notes.append(f"{_n(whole)} allowing multiple allocations allocated whole with {Gate.CONSUMABLE_CAPACITY} off")
     return notes
 
 

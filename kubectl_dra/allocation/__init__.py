@@ -20,6 +20,8 @@ Modules, in the order data flows through them:
 - :mod:`.capacity` -- consumable capacity and request-policy rounding
 - :mod:`.constraints` -- matchAttribute / distinctAttribute, scalar and list semantics
 - :mod:`.taints` -- device taints and request tolerations
+- :mod:`.gated` -- what the allocator cannot use while a feature gate is off (also read by
+  ``kubectl dra usage``'s notes)
 - :mod:`.results` -- AllocationResult dicts (results, config, node selector) and the score
 - :mod:`.celcache` -- compiled selectors and per-device results
 - :mod:`.rejections` -- the words of every rejection; :mod:`.trace` -- the optional

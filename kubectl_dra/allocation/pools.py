@@ -17,6 +17,7 @@ from typing import Any, Iterable, Mapping
 from ..gates import Gate
 from ..model.devices import DeviceView, Quantity, SliceView
 from ..model.nodes import node_matches
+from .gated import slice_unseen
 
 
 #: gate -> the pool feature that, with the gate off, makes the scheduler treat a pool as incomplete
@@ -159,7 +160,7 @@ def gather_pools(candidates: Iterable[SliceView], all_slices_of_pool: Mapping[tu
     pools: dict[tuple[str, str], list[SliceView]] = {}
     later: list[SliceView] = []
     for sv in candidates:
-        if not partitionable and (sv.per_device_node_selection or sv.shared_counter_names):
+        if slice_unseen(sv, partitionable):
             continue
         if sv.shared_counter_names:
             _add(pools, sv)

@@ -14,6 +14,7 @@ from ..errors import DraError
 from ..model.devices import DeviceView
 from . import capacity as cap
 from . import rejections as why
+from .gated import counters_unusable, shareable
 from .taints import untolerated_taint
 from .trace import Rejection
 
@@ -62,14 +63,13 @@ class AllDevicesPruning:
                         self.tracer.request_unsatisfied(claim, rd.full_name, f"device {device.uid} is one of all "
                                                         f"devices the request needs and cannot be allocated")
                     return False
-        multi = self.f.consumable_capacity
         for key in order:
             needed: dict[tuple[str, str, str], "RequestData"] = {}
             for target in targets:
                 if target[:2] > key[:2]:
                     rd = self.requests[target]
                     for _, device in rd.all_devices:
-                        if not (multi and device.allow_multiple):
+                        if not shareable(device, self.f):
                             needed.setdefault(device.id, rd)
             if needed:
                 self.needed_later[key[:2]] = needed
@@ -82,7 +82,7 @@ class AllDevicesPruning:
         holder = self.in_use.dedicated.get(device.id)
         if holder is not None:
             return why.held_by_claim(holder)
-        if device.consumes and not self.f.partitionable:
+        if counters_unusable(device, self.f):
             return why.counters_gate_off()
         taint = untolerated_taint(device, rd.tolerations) if self.f.device_taints and device.taints else None
         if taint is not None:

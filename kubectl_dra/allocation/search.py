@@ -31,6 +31,7 @@ from . import capacity as cap
 from . import rejections as why
 from .constraints import Constraint, DistinctAttribute, MatchAttribute
 from .counters import CounterLedger, GroupConflict
+from .gated import binding_conditions_unusable, counters_unusable, node_operations_unusable, shareable
 from .taints import untolerated_taint
 from .inuse import InUse
 from .pools import Pool
@@ -163,7 +164,7 @@ class Search(AllDevicesPruning):
         #: those without devices here)
         self.seen = seen
         self.pools = seen.pools
-        self.in_use = in_use = prepared.in_use
+        self.in_use = prepared.in_use
         self.tracer = tracer
         # (requests, constraints, num_requests and configured: see prepare)
         self.selected_sub: dict[tuple[int, int], int] = {}
@@ -597,12 +598,12 @@ class Search(AllDevicesPruning):
     def _check_selectable(self, rd: RequestData, pool: Pool, device: DeviceView) -> bool:
         f = self.f
         tracer = self.tracer
-        if device.binding_conditions and not f.binding_conditions:
+        if binding_conditions_unusable(device, f):
             if tracer is not None:
                 self._tell(rd, device, why.binding_conditions_gate_off())
             return False
         if device.slice.skip_node_operations:
-            if not f.optional_node_operations:
+            if node_operations_unusable(device.slice, f):
                 if tracer is not None:
                     self._tell(rd, device, why.node_operations_gate_off())
                 return False
@@ -645,7 +646,7 @@ class Search(AllDevicesPruning):
         f = self.f
         did = device.id
         tracer = self.tracer
-        multi = f.consumable_capacity and device.allow_multiple
+        multi = shareable(device, f)
         if not multi and rd.admin:
             holders = self.allocating.get(did)
             if holders and ci in holders:
@@ -656,7 +657,7 @@ class Search(AllDevicesPruning):
             if tracer is not None:
                 self._reject_in_use(rd, device)
             return None
-        if device.consumes and not f.partitionable:
+        if counters_unusable(device, f):
             if tracer is not None:
                 self._tell(rd, device, why.counters_gate_off())
             return None
