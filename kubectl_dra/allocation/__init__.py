@@ -14,6 +14,8 @@ Modules, in the order data flows through them:
 - :mod:`.pools` -- the pools a node sees (generation, resourceSliceCount, incomplete
   and invalid pools, node selection, search order)
 - :mod:`.inuse` -- devices held by allocated claims (exclusive, shared, admin access)
+- :mod:`.preparation` -- the checks of every claim and request before searching, as
+  upstream's Allocate and validateDeviceRequest make them
 - :mod:`.search` -- the first-fit backtracking search, as upstream allocateOne /
   allocateDevice; :mod:`.pruning` -- its cuts for "all devices" requests (ours)
 - :mod:`.counters` -- shared counters and compatibility groups (KEP-4815)

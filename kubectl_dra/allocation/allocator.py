@@ -14,7 +14,8 @@ from .inuse import InUse
 from .outcome import AllocationOutcome
 from .pools import Pool
 from .results import build_results, score_of
-from .search import PreparedClaims, Search
+from .preparation import PreparedClaims
+from .search import Search
 from . import rejections as why
 from .trace import Tracer
 

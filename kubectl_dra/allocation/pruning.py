@@ -19,7 +19,8 @@ from .taints import untolerated_taint
 from .trace import Rejection
 
 if TYPE_CHECKING:
-    from .search import RequestData, Search
+    from .preparation import RequestData
+    from .search import Search
 
 
 class AllDevicesPruning:

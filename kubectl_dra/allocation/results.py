@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from ..errors import AllocationError
 from . import capacity as cap
-from .search import MAX_SUBREQUESTS
+from .preparation import MAX_SUBREQUESTS
 
 if TYPE_CHECKING:
     from .allocator import Features
