@@ -42,9 +42,7 @@ class CelCache:
 
     def _run(self, expression: str, result: str, device: DeviceView) -> Any:
         key = (expression, result)
-        per_device = device.cel_results
-        if per_device is None:
-            per_device = device.answers()
+        per_device = device.answers()
         cached = per_device.get(key, per_device)
         if cached is per_device:
             compiled = self.compile(expression, result)

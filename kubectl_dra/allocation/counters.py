@@ -48,10 +48,9 @@ def available_counters(pool: Pool, in_use: InUse, serial: int) -> CounterSets:
     found: CounterSets | None = in_use.counters.get(key)
     if found is None:
         found = {name: dict(totals) for name, totals in pool.counter_totals().items()}
-        dedicated, shared = in_use.dedicated, in_use.shared_by  # (InUse.allocated, inline)
         for sv in pool.slices + pool.other_slices:
             for d in sv.devices:
-                if d.consumes and (d.id in dedicated or d.id in shared):
+                if d.consumes and in_use.allocated(d.id):
                     charge(found, d)
         in_use.counters[key] = found
     return found

@@ -59,7 +59,7 @@ class InUse:
                 continue
             driver = result.get("driver") or ""
             device = (driver, result.get("pool") or "", result.get("device") or "")
-            if device not in self.dedicated and device not in self.shared_by:  # (not allocated yet)
+            if not self.allocated(device):
                 fresh.append(device)
             if consumable_capacity and result.get("shareID"):
                 self.shared_by.setdefault(device, []).append(who)
