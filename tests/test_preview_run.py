@@ -26,7 +26,8 @@ class ScriptedAllocator:
         self.calls: list[tuple[str, list[str]]] = []
 
     def allocate(self, node: dict, claims: list[dict], tracer: Any = None,
-                 deadline: float | None = None) -> AllocationOutcome:
+                 deadline: float | None = None, name: str | None = None) -> AllocationOutcome:
+        assert name in (None, node["metadata"]["name"])
         name = node["metadata"]["name"]
         self.calls.append((name, [c["metadata"]["name"] for c in claims]))
         answer = self.script[name]

@@ -123,15 +123,17 @@ class Allocator:
     # -- the public call ------------------------------------------------------------------
 
     def allocate(self, node: dict[str, Any], claims: list[dict[str, Any]], *, tracer: Tracer | None = None,
-                 deadline: float | None = None) -> AllocationOutcome:
+                 deadline: float | None = None, name: str | None = None) -> AllocationOutcome:
         """Allocate ``claims`` together for ``node`` (first-fit, as the scheduler does).
 
         Raises :class:`~kubectl_dra.errors.AllocationError` where upstream's Allocate
         returns an error, :class:`~kubectl_dra.errors.AllocationTimeout` once ``deadline``
         (a ``time.monotonic()`` value; None: no limit) has passed; returns
-        ``allocated=False`` when the claims do not fit.
+        ``allocated=False`` when the claims do not fit. ``name`` is the node's name when the
+        caller has it already.
         """
-        name = node_name(node)
+        if name is None:
+            name = node_name(node)
         prepared = self.prepared_claims(claims)
         seen = self.index.pools_for(node, name)
         if tracer is not None:

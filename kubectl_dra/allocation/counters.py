@@ -49,8 +49,8 @@ def available_counters(pool: Pool, in_use: InUse, serial: int) -> CounterSets:
     if found is None:
         found = {name: dict(totals) for name, totals in pool.counter_totals().items()}
         for sv in pool.slices + pool.other_slices:
-            for d in sv.devices:
-                if d.consumes and in_use.allocated(d.id):
+            for d in in_use.allocated_among(sv.devices):
+                if d.consumes:
                     charge(found, d)
         in_use.counters[key] = found
     return found
@@ -63,9 +63,7 @@ def group_baseline(pool: Pool, in_use: InUse, serial: int) -> dict[str, GroupSta
     if found is None:
         found = {}
         for sv in pool.slices + pool.other_slices:
-            for d in sv.devices:
-                if not d.consumes or not in_use.allocated(d.id):
-                    continue
+            for d in in_use.allocated_among(sv.devices):
                 for cc in d.consumes:
                     has, empty, groups, first = found.get(cc.counter_set, _NO_GROUPS)
                     if not has:

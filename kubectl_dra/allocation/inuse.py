@@ -16,6 +16,7 @@ from ..quantity import Quantity
 from ..types import ClaimKey, DeviceID, claim_key
 
 if TYPE_CHECKING:
+    from ..model.devices import DeviceView
     from .pools import Pool
 
 __all__ = ["ClaimKey", "DeviceID", "InUse", "claim_key", "gather_in_use"]
@@ -32,6 +33,8 @@ class InUse:
     shared_capacity: dict[DeviceID, dict[str, Quantity]] = field(default_factory=dict)
     #: device -> claims holding a share
     shared_by: dict[DeviceID, list[str]] = field(default_factory=dict)
+    #: every device allocated at all, exclusively or shared (see allocated)
+    held: set[DeviceID] = field(default_factory=set)
     #: caches that depend on these allocations: available counters and compatibility
     #: baselines per (slice index serial, pool)
     counters: dict[Any, Any] = field(default_factory=dict)
@@ -44,7 +47,13 @@ class InUse:
 
     def allocated(self, device: DeviceID) -> bool:
         """Allocated at all (exclusively or shared): its counters are consumed."""
-        return device in self.dedicated or device in self.shared_by
+        return device in self.held
+
+    def allocated_among(self, devices: Iterable["DeviceView"]) -> list["DeviceView"]:
+        """Those of ``devices`` that are allocated at all, in order (one call for a slice's
+        devices instead of one per device)."""
+        held = self.held
+        return [d for d in devices if d.id in held]
 
     def add_allocation(self, who: str, allocation: Mapping[str, Any], consumable_capacity: bool = True) -> list[DeviceID]:
         """Mark the devices of one more allocated claim (``who`` = "namespace/name") as in use;
@@ -59,7 +68,8 @@ class InUse:
                 continue
             driver = result.get("driver") or ""
             device = (driver, result.get("pool") or "", result.get("device") or "")
-            if not self.allocated(device):
+            if device not in self.held:
+                self.held.add(device)
                 fresh.append(device)
             if consumable_capacity and result.get("shareID"):
                 self.shared_by.setdefault(device, []).append(who)
@@ -70,7 +80,8 @@ class InUse:
                     consumed[fq] = consumed[fq] + q if fq in consumed else q
             elif device not in self.dedicated:
                 self.dedicated[device] = who
-                self.unheld.clear()
+                if self.unheld:
+                    self.unheld.clear()
         return fresh
 
     def unheld_positions(self, pool: "Pool", start: int = 0) -> Sequence[int]:
@@ -87,7 +98,7 @@ class InUse:
         """The allocations alone (no caches): an overlay to add allocations to."""
         return InUse(dedicated=dict(self.dedicated),
                      shared_capacity={d: dict(c) for d, c in self.shared_capacity.items()},
-                     shared_by={d: list(w) for d, w in self.shared_by.items()})
+                     shared_by={d: list(w) for d, w in self.shared_by.items()}, held=set(self.held))
 
 
 def gather_in_use(claims: Iterable[Mapping[str, Any]], exclude: frozenset[tuple[str, str]] = frozenset(),

@@ -98,7 +98,7 @@ class DeviceView:
         self.id: DeviceID = (driver, pool, name)
         self.attributes: Mapping[str, Any] = get("attributes") or {}
         if counters:
-            self.consumes: tuple[CounterConsumption, ...] = tuple([CounterConsumption(c) for c in counters])
+            self.consumes: tuple[CounterConsumption, ...] = tuple(map(CounterConsumption, counters))
             if not sv._compat_groups:
                 for cc in self.consumes:
                     if cc.groups:

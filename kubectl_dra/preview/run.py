@@ -109,43 +109,57 @@ def failure_reasons(allocator: "Allocator", node: Obj, claims: list[Obj], tracer
     return [reason] if reason else []
 
 
+@dataclass(frozen=True, slots=True)
+class NodeClaims:
+    """The claims to allocate together on one node (``all``, in plan order) and those of
+    them still without an allocation (``open``, as ResourceClaim dicts)."""
+
+    all: list[PreviewClaim]
+    open: list[Obj]
+
+    @classmethod
+    def of(cls, plan: PreviewPlan, node: Obj) -> "NodeClaims":
+        claims = plan.claims_for(node)
+        return cls(claims, [c.claim for c in claims if c.allocation is None])
+
+
 def evaluate_node(allocator: "Allocator", plan: PreviewPlan, node: Obj, tracer: "Tracer | None" = None,
-                  explain_failures: bool = True, deadline: float | None = None) -> NodeOutcome:
+                  explain_failures: bool = True, deadline: float | None = None,
+                  claims: NodeClaims | None = None) -> NodeOutcome:
     """Allocate the plan's open claims on one node and combine them with the claims already
-    allocated; an Error outcome once ``deadline`` (``time.monotonic()``) has passed."""
+    allocated; an Error outcome once ``deadline`` (``time.monotonic()``) has passed.
+    ``claims`` is ``NodeClaims.of(plan, node)`` when the caller has it already."""
     name = node_name(node)
     if deadline is not None and time.monotonic() > deadline:
         return NodeOutcome(name, ERROR, error=TIMED_OUT, tracer=tracer)
     blockers = plan.blockers(node)
     if blockers:
         return NodeOutcome(name, UNSCHEDULABLE, reasons=blockers, tracer=tracer)
-    claims = plan.claims_for(node)
-    open_claims = [c.claim for c in claims if c.allocation is None]
+    if claims is None:
+        claims = NodeClaims.of(plan, node)
     results: list[Obj] = []
     score = 0
-    if open_claims:
+    if claims.open:
         try:
-            outcome = allocator.allocate(node, open_claims, tracer=tracer, deadline=deadline)
+            outcome = allocator.allocate(node, claims.open, tracer=tracer, deadline=deadline, name=name)
         except DraError as exc:
             return NodeOutcome(name, ERROR, error=exc.message, tracer=tracer)
         if not outcome.allocated:
-            reasons = list(getattr(outcome, "reasons", None) or [])
-            if not reasons and explain_failures:
-                reasons = failure_reasons(allocator, node, open_claims, tracer, deadline)
+            reasons = failure_reasons(allocator, node, claims.open, tracer, deadline) if explain_failures else []
             return NodeOutcome(name, UNSCHEDULABLE, reasons=reasons or [CANNOT_ALLOCATE], tracer=tracer)
         results, score = outcome.results, outcome.score
-    if len(results) == len(claims):  # (no claim of the plan was allocated already)
-        allocations = list(zip(claims, results))
+    if len(results) == len(claims.all):  # (no claim of the plan was allocated already)
+        allocations = list(zip(claims.all, results))
     else:
         by_claim = iter(results)
-        allocations = [(c, c.allocation if c.allocation is not None else next(by_claim)) for c in claims]
+        allocations = [(c, c.allocation if c.allocation is not None else next(by_claim)) for c in claims.all]
     return NodeOutcome(name, ALLOCATED, score=score, allocations=allocations, tracer=tracer)
 
 
 def rank(outcomes: Iterable[NodeOutcome]) -> list[NodeOutcome]:
     """Allocated nodes first (higher score, then name), then unschedulable, then errors, by name."""
     order = {ALLOCATED: 0, UNSCHEDULABLE: 1, ERROR: 2}
-    return sorted(outcomes, key=lambda o: (order.get(o.status, 3), -o.score if o.allocated else 0, o.node))
+    return sorted(outcomes, key=lambda o: (order.get(o.status, 3), -o.score if o.status == ALLOCATED else 0, o.node))
 
 
 def run_preview(state: ClusterState, plan: PreviewPlan, gates: "FeatureGates | None", nodes: Sequence[Obj],
@@ -175,10 +189,12 @@ def run_preview(state: ClusterState, plan: PreviewPlan, gates: "FeatureGates | N
         # claims being previewed are left out of the in-use devices by key (Allocator.allocate),
         # so a claim from a file does not compete with its stored namesake
         allocator = Allocator(state, gates, index)
+    # without implicit claims for extended resources, every node gets the same claims
+    same = NodeClaims.of(plan, nodes[0]) if nodes and not plan.extended else None
     outcomes = []
     for i, node in enumerate(nodes):
         tracer = tracer_factory(node) if tracer_factory is not None else None
-        outcomes.append(evaluate_node(allocator, plan, node, tracer, explain_failures, deadline))
+        outcomes.append(evaluate_node(allocator, plan, node, tracer, explain_failures, deadline, same))
         if progress is not None:
             progress(i + 1, len(nodes))
     return PreviewResult(plan=plan, gates=gates, nodes=rank(outcomes))
