@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?= -n auto
 
-.PHONY: demo test bench dist install clean
+.PHONY: demo test bench bench-instructions dist install clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,11 @@ test: $(STAMP)
 ## make bench: benchmarks; figures go to docs/benchmarks.md by hand
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.run
+
+## make bench-instructions: instruction counts (callgrind) of a repeated preview, a first preview
+## and review(): the same on a busy or an idle machine (a few minutes; needs valgrind)
+bench-instructions: $(STAMP)
+	$(BIN)/python -m benchmarks.instructions
 
 ## make dist: the one-file plugin dist/kubectl-dra (zipapp, this platform and CPython), its krew
 ## archive and manifest dist/dra.yaml; other platforms: packaging/build_plugin.py --platform TAG
