@@ -410,6 +410,34 @@ ClassMatcher = Callable[[Obj, str, Obj], bool]
 """(DeviceClass, driver, device) -> whether the class selects the device."""
 
 
+def cel_class_matcher() -> ClassMatcher:
+    """The classes' own CEL selectors: every one must be true; an expression that does not
+    compile or fails on a device selects nothing (usage reports, it does not allocate). Each
+    device's CEL input is made once per matcher (the matcher is made per report)."""
+    from .cel import compile_expression, make_device_input
+    from .errors import CELError
+
+    #: id(device dict) -> (the dict, its CEL input); the dict is kept so its id stays its own
+    inputs: dict[int, tuple[Obj, Any]] = {}
+
+    def matches(cls: Obj, driver: str, device: Obj) -> bool:
+        known = inputs.get(id(device))
+        if known is None or known[0] is not device:
+            known = inputs[id(device)] = (device, make_device_input(driver, device))
+        for selector in ((cls.get("spec") or {}).get("selectors")) or []:
+            expression = ((selector or {}).get("cel") or {}).get("expression")
+            if not expression:
+                continue
+            try:
+                if not compile_expression(expression).matches(known[1]):
+                    return False
+            except CELError:
+                return False
+        return True
+
+    return matches
+
+
 def compute_usage(state: ClusterState, *, by: str = "node", class_matcher: ClassMatcher | None = None,
                   sort: str = "name", nodes: Iterable[str] | None = None,
                   gates: FeatureGates | None = None) -> Usage:
@@ -422,7 +450,7 @@ def compute_usage(state: ClusterState, *, by: str = "node", class_matcher: Class
     if by not in ("node", "class"):
         raise UsageError(f"--by {by!r}: use node or class")
     if by == "class" and class_matcher is None:
-        raise UsageError("--by class needs a device class matcher")
+        class_matcher = cel_class_matcher()
     in_use = allocated_devices(state.resource_claims)
     gates = effective_gates(gates)
     features = Features.from_gates(gates)

@@ -13,7 +13,6 @@ from kubectl_dra.allocation import Allocator
 from kubectl_dra.explain import ExplainTracer
 from kubectl_dra.allocation.trace import RejectionCode
 from kubectl_dra.cli.main import cli
-from kubectl_dra.cli.usage import class_matcher
 from kubectl_dra.gates import FeatureGates
 from kubectl_dra.state import ClusterState
 from kubectl_dra.usage import ALL_NODES, allocated_devices, compute_usage, current_pools
@@ -152,7 +151,7 @@ def test_per_device_nodes_and_network_attached_pools():
 
 
 def test_by_class():
-    report = compute_usage(cluster(), by="class", class_matcher=class_matcher())
+    report = compute_usage(cluster(), by="class")  # the classes' CEL selectors, by default
     by_class = {r.device_class: r.tally for r in report.rows}
     assert (by_class["gpu"].devices, by_class["gpu"].allocated) == (5, 2)
     assert (by_class["nic"].devices, by_class["nic"].allocated, by_class["nic"].shared) == (1, 1, 1)

@@ -3,17 +3,19 @@ per node and pool (or per DeviceClass), kube-capacity style: a cluster ``*`` row
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 import click
 
-from ..types import Obj
 from ..errors import NotFoundError
 from ..state import ClusterState
 from .common import (
     cyclic_gc_paused, dump, format_table, gate_options, load_cluster, no_headers_option, output_option, resolve_gates,
     state_options,
 )
+
+if TYPE_CHECKING:
+    from ..usage import Amount, Tally, Usage
 
 
 EPILOG = """\b
@@ -26,32 +28,7 @@ Examples:
 """
 
 
-def class_matcher() -> Any:
-    """(DeviceClass, driver, device) -> selected? Every CEL selector must be true; errors mean no."""
-    from ..cel import compile_expression, make_device_input
-    from ..errors import CELError
-
-    inputs: dict[int, Any] = {}
-
-    def matches(cls: Obj, driver: str, device: Obj) -> bool:
-        device_input = inputs.get(id(device))
-        if device_input is None:
-            device_input = inputs[id(device)] = make_device_input(driver, device)
-        for selector in ((cls.get("spec") or {}).get("selectors")) or []:
-            expression = ((selector or {}).get("cel") or {}).get("expression")
-            if not expression:
-                continue
-            try:
-                if not compile_expression(expression).matches(device_input):
-                    return False
-            except CELError:
-                return False
-        return True
-
-    return matches
-
-
-def _amounts(amounts: dict[str, Any]) -> str:
+def _amounts(amounts: Mapping[str, "Amount"]) -> str:
     """``memory 40Gi/80Gi (50%), sm 10/108 (9%)``; ``-`` when there are none."""
     if not amounts:
         return "-"
@@ -63,12 +40,12 @@ def _amounts(amounts: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
-def _device_cells(tally: Any) -> list[str]:
+def _device_cells(tally: "Tally") -> list[str]:
     pct = f" ({tally.percent()}%)" if tally.devices else ""
     return [str(tally.devices), f"{tally.allocated}{pct}", str(tally.free)]
 
 
-def render_table(usage: Any, wide: bool = False, no_headers: bool = False) -> str:
+def render_table(usage: "Usage", wide: bool = False, no_headers: bool = False) -> str:
     """The cluster row, then one row per node and pool (or per class)."""
     by_class = usage.by == "class"
     head = ["CLASS"] if by_class else ["NODE", "DRIVER", "POOL"]
@@ -79,7 +56,7 @@ def render_table(usage: Any, wide: bool = False, no_headers: bool = False) -> st
     if wide and not by_class:
         headers += ["POOL-STATUS", "NOTES"]
 
-    def row(name_cells: list[str], tally: Any, status: str = "-", notes: str = "-") -> list[str]:
+    def row(name_cells: list[str], tally: "Tally", status: str = "-", notes: str = "-") -> list[str]:
         cells = name_cells + _device_cells(tally)
         if wide:
             cells += [str(tally.shared), str(tally.admin_access)]
@@ -157,8 +134,7 @@ def _run(by: str, sort: str, nodes: Sequence[str], feature_gates: str | None, ku
     state = load_cluster(state_paths, kubeconfig, kube_context, request_timeout)
     _require_known_nodes(state, nodes)
     with cyclic_gc_paused():  # the pool verdicts' views of every device: kept until the report is made
-        report = compute_usage(state, by=by, sort=sort, nodes=nodes or None,
-                               class_matcher=class_matcher() if by == "class" else None, gates=gates)
+        report = compute_usage(state, by=by, sort=sort, nodes=nodes or None, gates=gates)
     for warning in report.warnings:
         click.echo(f"warning: {warning}", err=True)
     if output in ("json", "yaml"):
