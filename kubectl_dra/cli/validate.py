@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import click
 
 from ..errors import InputError, UsageError
 from ..state import load_documents
 from .common import dump, gate_options, resolve_gates, stderr_is_terminal, warn
+
+if TYPE_CHECKING:
+    from ..validation.admission import Decision
 
 _HELP = """Apply the API server's DRA admission rules to objects in files, offline.
 
@@ -157,7 +160,7 @@ def _original_of(obj: dict, originals: list[dict], objects: list[dict]) -> dict:
     return obj
 
 
-def _mark_unknown_fields(decisions: list[Any], originals: list[dict], release: str, fail: bool) -> None:
+def _mark_unknown_fields(decisions: list["Decision"], originals: list[dict], release: str, fail: bool) -> None:
     """Add ``unknown field "…"`` warnings (or errors) to each decision about a DRA object."""
     from ..validation.admission import SUPPORTED_KINDS
     from ..validation.field import unknown_field
@@ -186,7 +189,7 @@ def resource_name(kind: str | None, name: str | None) -> str:
     return f"{kind.lower()}{'.' + group if group else ''}/{name or '?'}"
 
 
-def human_lines(decision: Any) -> list[str]:
+def human_lines(decision: "Decision") -> list[str]:
     """``Kind/name: field.path: message`` per error, or one ``ok`` line."""
     from ..validation.admission import SUPPORTED_KINDS
 

@@ -18,10 +18,13 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import ClusterAccessError
 from .snapshot import ClusterState, Obj
+
+if TYPE_CHECKING:
+    from kubernetes.client import Configuration
 
 #: page size of list requests (kubectl uses 500 too)
 PAGE_SIZE = 500
@@ -154,7 +157,7 @@ def kubeconfig_namespace(kubeconfig: str | None = None, context: str | None = No
 class _Client:
     """Raw JSON GETs through ``kubernetes.client.ApiClient``, with errors turned into ours."""
 
-    def __init__(self, cfg: Any, timeout: float) -> None:
+    def __init__(self, cfg: "Configuration", timeout: float) -> None:
         from kubernetes import client
 
         self.api = client.ApiClient(cfg)
