@@ -83,6 +83,8 @@ class Allocator:
         self.slices = self.index.slices
         #: the claims of recent allocate calls, prepared (see prepared_claims)
         self._prepared: dict[tuple[int, ...], PreparedClaims] = {}
+        #: the list of claims last asked about and its PreparedClaims (held, so never a reused id)
+        self._last_prepared: tuple[list[dict[str, Any]], PreparedClaims] | None = None
         self.last_search_steps = 0
 
     # -- indexes --------------------------------------------------------------------------
@@ -96,6 +98,9 @@ class Allocator:
         claims (the same objects in the same order; at most 64 lists are kept). Like the
         index, it describes the claims as they were when first given: a caller that changes a
         claim passes a new object, as the preview and fit do."""
+        last = self._last_prepared
+        if last is not None and last[0] is claims and last[1].claims == claims:
+            return last[1]  # (a preview hands every node the same list)
         ids = tuple(map(id, claims))
         found = self._prepared.get(ids)
         if found is None or found.claims != claims:
@@ -105,6 +110,7 @@ class Allocator:
             # from a file does not compete with its stored namesake
             in_use = self.in_use(frozenset(claim_key(c) for c in claims))
             found = self._prepared[ids] = PreparedClaims(list(claims), in_use)
+        self._last_prepared = (claims, found)
         return found
 
     def pools_for(self, node: Mapping[str, Any]) -> NodePools:

@@ -115,7 +115,9 @@ class SliceIndex:
         labels = (node.get("metadata") or {}).get("labels") or {}
         if not isinstance(labels, dict):
             labels = {}
-        known = self._pools.setdefault(name, [])
+        known = self._pools.get(name)
+        if known is None:
+            known = self._pools[name] = []
         for seen, found in known:
             if seen == labels:
                 return found

@@ -39,7 +39,8 @@ class NodeOutcome:
     score: int = 0
     #: (claim, AllocationResult dict) in the order of the plan; already-allocated claims keep theirs
     allocations: list[tuple[PreviewClaim, Obj]] = field(default_factory=list)
-    reasons: list[str] = field(default_factory=list)
+    #: why the node is unschedulable (empty for the others: one shared empty tuple)
+    reasons: Sequence[str] = ()
     error: str | None = None
     #: the tracer used for this node (when explaining), for presenters
     tracer: "Tracer | None" = None
