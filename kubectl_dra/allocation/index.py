@@ -10,6 +10,7 @@ fit, benchmarks) build it once and hand it to every Allocator.
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Mapping
 
 import orjson
@@ -23,6 +24,10 @@ from .pools import Pool, gather_pools, pool_order
 if TYPE_CHECKING:
     from ..state import ClusterState
     from .allocator import Features
+
+#: slices in the order of the state (what the search's slice order starts from)
+_STATE_ORDER = attrgetter("index")
+
 
 class NodePools:
     """The pools one node sees: ``pools``, those with devices for it, in search order; and
@@ -100,7 +105,7 @@ class SliceIndex:
             if not self.partitionable or not self.counter_slices:
                 self._counter_problems = []
             else:
-                candidates = sorted((sv for group in self.counter_slices.values() for sv in group), key=lambda s: s.index)
+                candidates = sorted((sv for group in self.counter_slices.values() for sv in group), key=_STATE_ORDER)
                 pools = gather_pools(candidates, self.by_pool, {}, partitionable=True, compat_groups=self.compat_groups)
                 self._counter_problems = [p for p in pools if p.incomplete or p.invalid]
         return self._counter_problems
@@ -134,7 +139,7 @@ class SliceIndex:
         if self.partitionable:
             for pool_id in touched:
                 reaching += self.counter_slices.get(pool_id, ())
-        reaching.sort(key=lambda s: s.index)
+        reaching.sort(key=_STATE_ORDER)
         pools = gather_pools(reaching, self.by_pool, node, partitionable=self.partitionable,
                              compat_groups=self.compat_groups)
         return NodePools(pools, self, touched)

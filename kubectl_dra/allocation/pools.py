@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from dataclasses import replace
+from operator import attrgetter
 from typing import Any, Iterable, Mapping
 
 from ..gates import Gate
@@ -28,6 +29,10 @@ def gated_incomplete_note(gate: str) -> str:
     """Why a pool counts as incomplete while ``gate`` is off (``Pool.incomplete_gate``), in the
     words the allocator's trace, usage and explain share: ``uses device compatibility groups, …``."""
     return f"uses {GATED_POOL_FEATURES[gate]}, which the scheduler cannot honour with {gate} off: treated as incomplete"
+
+
+#: a pool's device slices are searched in name order
+_BY_NAME = attrgetter("name")
 
 
 @dataclass(eq=False)
@@ -119,7 +124,7 @@ def _validate(pool: Pool, device_slices: list[SliceView], counter_slices: list[S
                 return pool
         pool.counter_sets = counter_sets
         pool.other_slices = other
-    pool.slices = sorted(device_slices, key=lambda s: s.name)
+    pool.slices = sorted(device_slices, key=_BY_NAME)
     pool.devices = [d for sv in pool.slices for d in sv.devices]
     pool.has_binding_conditions = any(s.has_binding_conditions for s in device_slices)
     return pool
