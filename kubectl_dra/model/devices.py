@@ -192,6 +192,8 @@ class SliceView:
     name: str
     driver: str
     pool: str
+    #: (driver, pool name): the pool's identity
+    pool_id: tuple[str, str]
     generation: int
     slice_count: int
     node_name: str
@@ -211,10 +213,6 @@ class SliceView:
     #: set by the devices as they are viewed (see has_binding_conditions, has_compat_groups)
     _binding_conditions: bool = field(default=False, init=False, repr=False)
     _compat_groups: bool = field(default=False, init=False, repr=False)
-
-    @property
-    def pool_id(self) -> tuple[str, str]:
-        return (self.driver, self.pool)
 
     @property
     def devices(self) -> list[DeviceView]:
@@ -296,7 +294,7 @@ def slice_view(raw: Mapping[str, Any], index: int) -> SliceView:
     """Build the view of one ResourceSlice dict (``index`` is its position in the state)."""
     spec = raw.get("spec") or {}
     pool = spec.get("pool") or {}
-    if not _is_mapping(spec) or not _is_mapping(pool):
+    if not (type(spec) is dict or _is_mapping(spec)) or not (type(pool) is dict or _is_mapping(pool)):
         spec, pool = {}, {}
     shared: dict[str, dict[str, Quantity]] = {}
     names: list[str] = []
@@ -304,12 +302,14 @@ def slice_view(raw: Mapping[str, Any], index: int) -> SliceView:
         cs = cs or {}
         names.append(cs.get("name") or "")
         shared.setdefault(cs.get("name") or "", _counters(cs.get("counters")))
+    driver, pool_name = spec.get("driver") or "", pool.get("name") or ""
     sv = SliceView(
         raw=raw,
         index=index,
         name=(raw.get("metadata") or {}).get("name") or "",
-        driver=spec.get("driver") or "",
-        pool=pool.get("name") or "",
+        driver=driver,
+        pool=pool_name,
+        pool_id=(driver, pool_name),
         generation=_int(pool.get("generation")),
         slice_count=_int(pool.get("resourceSliceCount")),
         node_name=spec.get("nodeName") or "",
