@@ -132,6 +132,9 @@ def main(argv: list[str] | None = None) -> int:
     if args[:1] == ["--child"]:
         child(args[1], int(args[2]))
         return 0
+    if args[:1] in (["-h"], ["--help"]):
+        print(__doc__)
+        return 0
     cases = args or list(CASES)
     unknown = [c for c in cases if c not in CASES]
     if unknown:
