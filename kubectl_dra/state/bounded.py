@@ -59,7 +59,22 @@ def load_json_unique_fast(text: str) -> Any:
     """The value of a JSON object or array text whose objects each name a key once, decoded
     without a Python function per object; None when that cannot be shown cheaply (or the text
     does not decode), and the caller decodes it again with a duplicate-key hook, which gives
-    every error exactly. The standard decoder reads the text either way: values are the same.
+    every error exactly. The standard decoder reads the text either way: values are the same
+    (see :func:`every_key_kept` for the proof)."""
+    try:
+        value = json.loads(text)
+        if type(value) is not dict and type(value) is not list:
+            return None
+        return value if every_key_kept(text, value) else None
+    except (ValueError, TypeError, RecursionError):  # JSONDecodeError, orjson.JSONEncodeError
+        return None
+
+
+def every_key_kept(text: str | bytes, value: Any) -> bool:
+    """Whether decoding the JSON ``text`` into ``value`` kept every key it names (no object
+    named a key twice). Raises TypeError (orjson's JSONEncodeError) or RecursionError when
+    ``value`` holds what orjson cannot write (integers beyond 64 bits, lone surrogates,
+    nesting beyond 254): the caller then cannot tell and decodes another way.
 
     The proof counts colons. Writing the decoded value back with orjson gives ``K_V + C_V``
     colons: ``K_V`` keys kept, ``C_V`` colons inside its strings (orjson escapes none, and
@@ -67,17 +82,14 @@ def load_json_unique_fast(text: str) -> Any:
     ``R_T`` written inside strings, which decode to ``R_T + E`` colons with ``E`` the escapes
     ``\\u003a``/``\\u003A`` (at most ``E'``, their count in the text). A repeated key only
     drops pairs, so ``K_V <= K_T`` and ``C_V <= R_T + E``; equality of ``K_V + C_V`` with
-    ``K_T + R_T + E'`` forces ``K_V = K_T``: every object kept all its keys. Values orjson
-    cannot write (integers beyond 64 bits, lone surrogates, nesting beyond 254) decline."""
-    try:
-        value = json.loads(text)
-        if type(value) is not dict and type(value) is not list:
-            return None
-        written = _colons_written(value)
-    except (ValueError, TypeError, RecursionError):  # JSONDecodeError, orjson.JSONEncodeError
-        return None
-    escaped_colons = text.count("\\u003a") + text.count("\\u003A") if "\\u003" in text else 0
-    return value if written == text.count(":") + escaped_colons else None
+    ``K_T + R_T + E'`` forces ``K_V = K_T``: every object kept all its keys."""
+    if isinstance(text, str):
+        colons = text.count(":")
+        escaped = text.count("\\u003a") + text.count("\\u003A") if "\\u003" in text else 0
+    else:
+        colons = text.count(b":")
+        escaped = text.count(b"\\u003a") + text.count(b"\\u003A") if b"\\u003" in text else 0
+    return _colons_written(value) == colons + escaped
 
 
 #: a list's items that orjson writes at once when counting colons (not a copy of the whole text)

@@ -30,10 +30,13 @@ as ``a * b`` in a string may also decline; that only costs time):
   (``yes``, ``~``, ``0x1f``, ``017``, ``1_000``, ``2001-12-14``, ``.inf``, ``<<`` ...), other
   than the forms JSON writes the same way (``true``, ``false``, ``null``, decimal numbers),
   and the words rapidyaml rewrites in JSON (``inf``, ``nan``, ``infinity``);
-* a mapping key that YAML 1.1 would not read as a string (``1: x``, ``null: x``), a key
-  given twice, a float written in a form YAML 1.1 reads as a string (``1e3``), nesting
-  deeper than rapidyaml's emitter goes (64), or any error at all from rapidyaml or the
-  JSON decoder (the builder then reports it with its line and column).
+* a plain mapping key that YAML 1.1 would not read as a string (``1: x``, ``null: x``: the
+  word scan finds every plain key as a word ending in ``:``; quoted keys are strings in both);
+* after parsing: a key given twice (the colon count of :func:`.bounded.every_key_kept`, so the
+  JSON is decoded without a Python call per mapping, and values it cannot write back, such as
+  integers beyond 64 bits, decline too), a float written in a form YAML 1.1 reads as a string
+  (``1e3``), nesting deeper than rapidyaml's emitter goes (64), or any error at all from
+  rapidyaml or the JSON decoder (the builder then reports it with its line and column).
 
 rapidyaml reports errors on the process's standard error before raising them, so the
 fast path points file descriptor 2 at the null device while rapidyaml runs (restored at once
@@ -55,6 +58,7 @@ from typing import Any, Iterator
 import yaml
 
 from . import settings
+from .bounded import every_key_kept
 
 _STR = "tag:yaml.org,2002:str"
 _VALUE = "tag:yaml.org,2002:value"
@@ -127,6 +131,10 @@ def _typed_plain_scalars() -> str:
 _DIFFERS = re.compile(
     rf"(?!(?:{_SAME_IN_JSON}):?\Z)(?:{_typed_plain_scalars()}|{_RYML_SPECIAL}|{_RYML_NUMBERS}|{_DATE}):?\Z",
     re.VERBOSE)
+#: a plain mapping key that JSON writes as a string but YAML 1.1 types (``1:``, ``true:``, ``null:``):
+#: a plain scalar followed by ``:`` and a blank is a key, and the blank ends the word (keys YAML
+#: 1.1 types otherwise, ``yes:`` or ``~:``, are :data:`_DIFFERS`'s)
+_TYPED_KEY = re.compile(rf"(?:{_SAME_IN_JSON}):\Z")
 
 
 def decline_reason(text: str) -> str | None:
@@ -271,7 +279,8 @@ def _starts_node(text: str, position: int, context: re.Pattern[str]) -> bool:
 
 
 def _differing_word(text: str) -> str | None:
-    """A blank-separated piece of text that, as a plain scalar, YAML 1.1 and JSON read differently."""
+    """A blank-separated piece of text that, as a plain scalar or a plain key, YAML 1.1 and JSON
+    read differently."""
     words: set[str] = set()
     start, size = 0, len(text)
     while start < size:
@@ -285,6 +294,8 @@ def _differing_word(text: str) -> str | None:
         for piece in _WORD_PIECES.split(word):
             if piece and _DIFFERS.match(piece):
                 return f"plain scalar {piece!r}"
+            if piece and _TYPED_KEY.match(piece):
+                return f"plain key {piece!r} (typed in YAML 1.1)"
     return None
 
 
@@ -292,29 +303,11 @@ class _Declined(Exception):
     """The fast path cannot vouch for this text."""
 
 
-class _Decoder:
-    """JSON hooks for one document: count keys, refuse keys YAML 1.1 would type (owns its cache)."""
-
-    def __init__(self, resolver: yaml.resolver.Resolver, string_keys: set[str]) -> None:
-        self.resolver, self.string_keys = resolver, string_keys
-        self.keys = 0
-
-    def mapping(self, obj: dict[str, Any]) -> dict[str, Any]:
-        """A decoded mapping whose keys YAML 1.1 reads as strings even when plain."""
-        self.keys += len(obj)
-        if not self.string_keys.issuperset(obj):
-            for key in obj.keys() - self.string_keys:
-                if self.resolver.resolve(yaml.ScalarNode, key, (True, False)) not in (_STR, _VALUE):
-                    raise _Declined(f"key {key!r} is typed in YAML 1.1")
-                self.string_keys.add(key)
-        return obj
-
-    @staticmethod
-    def real(text: str) -> float:
-        """A float, unless YAML 1.1 reads its plain form as a string (``1e3``)."""
-        if ("e" in text or "E" in text) and not _YAML11_EXPONENT_FLOAT.fullmatch(text):
-            raise _Declined(f"{text} is a string in YAML 1.1")
-        return float(text)
+def _real(text: str) -> float:
+    """A float, unless YAML 1.1 reads its plain form as a string (``1e3``)."""
+    if ("e" in text or "E" in text) and not _YAML11_EXPONENT_FLOAT.fullmatch(text):
+        raise _Declined(f"{text} is a string in YAML 1.1")
+    return float(text)
 
 
 def load_fast(text: str) -> list[Any] | None:
@@ -325,10 +318,9 @@ def load_fast(text: str) -> list[Any] | None:
         return None
     try:
         documents = _emit_documents(bytearray(text, "utf-8"), _nodes_expected(text))
-        resolver, string_keys = yaml.resolver.Resolver(), set()
         values = []
         while documents:  # each JSON text is dropped once decoded
-            values.append(_decode(documents.pop(0), _Decoder(resolver, string_keys)))
+            values.append(_decode(documents.pop(0)))
         return values
     except Exception:  # noqa: BLE001 - declining is always safe: the builder decides and reports
         return None
@@ -339,12 +331,11 @@ def _single_threaded() -> bool:
     return threading.active_count() == 1
 
 
-def _decode(json_text: bytearray, decoder: _Decoder) -> Any:
-    """One document's value; a key given twice declines (rapidyaml keeps both, JSON the last)."""
-    if b'\\": ' in json_text:  # a string holding '": ' would spoil the count of keys below
-        raise _Declined("a string holds a quote, a colon and a space")
-    value = json.loads(json_text, object_hook=decoder.mapping, parse_float=decoder.real)
-    if decoder.keys != json_text.count(b'": '):  # rapidyaml writes each key as "key": and nothing else so
+def _decode(json_text: bytearray) -> Any:
+    """One document's value; a key given twice declines (rapidyaml keeps both, JSON the last).
+    Keys YAML 1.1 would type were declined by the word scan (:data:`_TYPED_KEY`)."""
+    value = json.loads(json_text, parse_float=_real)
+    if not every_key_kept(json_text, value):
         raise _Declined("a key given twice")
     return value
 
