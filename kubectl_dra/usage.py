@@ -416,6 +416,7 @@ def cel_class_matcher() -> ClassMatcher:
     device's CEL input is made once per matcher (the matcher is made per report)."""
     from .cel import compile_expression, make_device_input
     from .errors import CELError
+    from .model.claims import selector_expression
 
     #: id(device dict) -> (the dict, its CEL input); the dict is kept so its id stays its own
     inputs: dict[int, tuple[Obj, Any]] = {}
@@ -425,7 +426,7 @@ def cel_class_matcher() -> ClassMatcher:
         if known is None or known[0] is not device:
             known = inputs[id(device)] = (device, make_device_input(driver, device))
         for selector in ((cls.get("spec") or {}).get("selectors")) or []:
-            expression = ((selector or {}).get("cel") or {}).get("expression")
+            expression = selector_expression(selector)
             if not expression:
                 continue
             try:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
 from ..errors import AllocationError, DraError
+from ..limits import ALLOCATION_RESULTS_MAX
 from ..model.claims import ALL, EXACT_COUNT, parse_claim, selector_expression
 from ..model.claims import Request as ClaimsRequest
 from ..model.devices import DeviceView
@@ -27,10 +28,6 @@ from .pools import Pool
 if TYPE_CHECKING:
     from .search import Search
 
-#: upstream resourceapi.AllocationResultsMaxSize
-MAX_RESULTS = 32
-#: upstream resourceapi.FirstAvailableDeviceRequestMaxSize (used for scoring)
-MAX_SUBREQUESTS = 8
 
 
 @dataclass(eq=False)
@@ -143,8 +140,8 @@ class ClaimPreparation:
                     rd = self._validate(ci, exactly)
                     self.requests[(ci, exactly.index, 0)] = rd
                     min_devices += rd.num_devices
-            if min_devices > MAX_RESULTS:
-                raise AllocationError(f"claim {ref}: number of requested devices {min_devices} exceeds the claim limit of {MAX_RESULTS}")
+            if min_devices > ALLOCATION_RESULTS_MAX:
+                raise AllocationError(f"claim {ref}: number of requested devices {min_devices} exceeds the claim limit of {ALLOCATION_RESULTS_MAX}")
             constraints: list[Constraint] = []
             for i, c in enumerate(devices.constraints):
                 if c.match_attribute is not None:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from ..errors import AllocationError
 from . import capacity as cap
-from .preparation import MAX_SUBREQUESTS
+from ..limits import FIRST_AVAILABLE_MAX
 
 if TYPE_CHECKING:
     from .allocator import Features
@@ -180,4 +180,4 @@ def score_of(search: "Search") -> int:
     claim got its first choice scores highest and requests without alternatives add
     nothing. The scheduler normalises these per-node sums to 0..100 across nodes.
     """
-    return sum(MAX_SUBREQUESTS - index for index in search.selected_sub.values()) if search.selected_sub else 0
+    return sum(FIRST_AVAILABLE_MAX - index for index in search.selected_sub.values()) if search.selected_sub else 0

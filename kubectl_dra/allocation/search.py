@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Generator, Mapping
 
 from ..errors import AllocationError, AllocationTimeout, CELError
 from ..gates import Gate
-from ..limits import TIMED_OUT
+from ..limits import ALLOCATION_RESULTS_MAX, TIMED_OUT
 from ..model.attributes import AttrValue, attribute_value, derived_value, lookup_attribute
 from ..model.devices import DeviceView
 from ..model.nodes import node_matches
@@ -31,7 +31,7 @@ from .counters import CounterLedger, GroupConflict
 from .gated import binding_conditions_unusable, counters_unusable, node_operations_unusable, shareable
 from .taints import untolerated_taint
 from .pools import Pool
-from .preparation import MAX_RESULTS, ClaimPreparation, PreparedClaims, RequestData
+from .preparation import ClaimPreparation, PreparedClaims, RequestData
 from .pruning import AllDevicesPruning
 from .trace import Rejection, Tracer
 
@@ -245,9 +245,9 @@ class Search(ClaimPreparation, AllDevicesPruning):
                 self.tracer.request_unsatisfied(self.claims[ci], rd.full_name, "no device matches the request")
             self.reply = FAIL
             return
-        if len(self.results[ci]) + rd.num_devices - di > MAX_RESULTS:
+        if len(self.results[ci]) + rd.num_devices - di > ALLOCATION_RESULTS_MAX:
             if self.tracer is not None:
-                self.tracer.request_unsatisfied(self.claims[ci], rd.full_name, f"the claim would exceed {MAX_RESULTS} allocated devices")
+                self.tracer.request_unsatisfied(self.claims[ci], rd.full_name, f"the claim would exceed {ALLOCATION_RESULTS_MAX} allocated devices")
             self.reply = EXCEEDED
             return
         if rd.all_mode:

@@ -294,7 +294,7 @@ def slice_view(raw: Mapping[str, Any], index: int) -> SliceView:
     """Build the view of one ResourceSlice dict (``index`` is its position in the state)."""
     spec = raw.get("spec") or {}
     pool = spec.get("pool") or {}
-    if not (type(spec) is dict or _is_mapping(spec)) or not (type(pool) is dict or _is_mapping(pool)):
+    if not _is_mapping(spec) or not _is_mapping(pool):
         spec, pool = {}, {}
     shared: dict[str, dict[str, Quantity]] = {}
     names: list[str] = []

@@ -149,11 +149,8 @@ def evaluate_node(allocator: "Allocator", plan: PreviewPlan, node: Obj, tracer: 
             reasons = failure_reasons(allocator, node, claims.open, tracer, deadline) if explain_failures else []
             return NodeOutcome(name, UNSCHEDULABLE, reasons=reasons or [CANNOT_ALLOCATE], tracer=tracer)
         results, score = outcome.results, outcome.score
-    if len(results) == len(claims.all):  # (no claim of the plan was allocated already)
-        allocations = list(zip(claims.all, results))
-    else:
-        by_claim = iter(results)
-        allocations = [(c, c.allocation if c.allocation is not None else next(by_claim)) for c in claims.all]
+    by_claim = iter(results)  # (claims allocated before keep their allocation)
+    allocations = [(c, c.allocation if c.allocation is not None else next(by_claim)) for c in claims.all]
     return NodeOutcome(name, ALLOCATED, score=score, allocations=allocations, tracer=tracer)
 
 

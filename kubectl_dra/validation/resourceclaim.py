@@ -13,6 +13,7 @@ import copy
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from ..gates import Gate
+from ..limits import FIRST_AVAILABLE_MAX
 from ..model.jsoncopy import copy_json
 from .config import validate_device_configuration
 from .field import FieldError, Path, forbidden, invalid, not_supported, required
@@ -35,7 +36,6 @@ __all__ = [
 
 # Limits of resource.k8s.io/v1 (k8s.io/api resource/v1 types.go).
 DEVICE_REQUESTS_MAX = 32
-FIRST_AVAILABLE_MAX = 8
 DEVICE_SELECTORS_MAX = 32
 DEVICE_CONSTRAINTS_MAX = 32
 DEVICE_CONFIG_MAX = 32

@@ -14,6 +14,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ..gates import Gate
+from ..limits import ALLOCATION_RESULTS_MAX
 from .config import validate_raw_extension
 from .devicestatus import validate_conditions, validate_network_data, validate_uid
 from .field import FieldError, Path, forbidden, invalid, not_supported, required, too_many
@@ -42,7 +43,6 @@ __all__ = ["admin_access_status_request", "prepare_resource_claim_status", "vali
 
 
 RESERVED_FOR_MAX = 256
-ALLOCATION_RESULTS_MAX = 32
 ALLOCATION_CONFIG_MAX = 2 * DEVICE_CONFIG_MAX  # class + claim
 DEVICE_STATUS_CONDITIONS_MAX = 8
 DEVICE_STATUS_DATA_MAX_LENGTH = 10 * 1024
