@@ -31,7 +31,8 @@ def binding_conditions_unusable(device: "DeviceView", f: "Features") -> bool:
 
 def node_operations_unusable(sv: "SliceView", f: "Features") -> bool:
     """A device of a slice that skips node operations with DRAOptionalNodeOperations off
-    (isSelectable refuses it)."""
+    (allocateDevice refuses it; matching still sees it, so a request for all devices counts
+    it and selectors are evaluated on it)."""
     return bool(sv.skip_node_operations) and not f.optional_node_operations
 
 

@@ -78,13 +78,18 @@ class AllDevicesPruning:
 
     def _never_available(self: "Search", rd: "RequestData", device: DeviceView) -> Rejection | None:
         """Why ``rd`` cannot take ``device`` whatever the search does, if it cannot: another
-        claim holds it, it consumes counters without DRAPartitionableDevices, or it has a
-        taint the request does not tolerate (the static checks of _allocate_device)."""
+        claim holds it, it consumes counters without DRAPartitionableDevices, its slice skips
+        node operations that this node or the gates do not allow, or it has a taint the
+        request does not tolerate (the static checks of _allocate_device)."""
         holder = self.in_use.dedicated.get(device.id)
         if holder is not None:
             return why.held_by_claim(holder)
         if counters_unusable(device, self.f):
             return why.counters_gate_off()
+        if device.slice.skip_node_operations:
+            refused = self._node_operations_refused(device)
+            if refused is not None:
+                return refused
         taint = untolerated_taint(device, rd.tolerations) if self.f.device_taints and device.taints else None
         if taint is not None:
             return why.taint_not_tolerated(taint)
@@ -110,7 +115,9 @@ class AllDevicesPruning:
                         self.tick()
                         self._selectable(rd, pool, device)
                         if self.f.consumable_capacity:
-                            cap.check_capacity(rd.capacity, device, None, None)  # raises for unusable amounts
+                            # raises for unusable amounts
+                            cap.check_capacity(rd.capacity, device, None, None,
+                                               fractional=self.f.fractional_capacity_range)
                         for c in applying[key]:
                             self._lookup(rd, device, c.attribute)  # raises for unusable attribute values
         except DraError:

@@ -342,7 +342,8 @@ class Search(ClaimPreparation, AllDevicesPruning):
         consumed, allocating = self.in_use.shared_capacity.get(did), self.allocating_capacity.get(did)
         if cap.nothing_to_check(rd.capacity, device, consumed, allocating):
             return True
-        amounts, short = cap.check_capacity(rd.capacity, device, consumed, allocating)
+        amounts, short = cap.check_capacity(rd.capacity, device, consumed, allocating,
+                                             fractional=self.f.fractional_capacity_range)
         if amounts is None and self.tracer is not None:
             self._reject_capacity(rd, device, short)
         return amounts is not None
@@ -352,8 +353,8 @@ class Search(ClaimPreparation, AllDevicesPruning):
         per-device node selection.
 
         The answer is remembered: on the device (for every later search over the same
-        index) unless it depends on the node (per-device node selection, skipped node
-        operations), else for this search.
+        index) unless it depends on the node (per-device node selection), else for this
+        search.
         """
         if device.node_dependent:
             cache: dict[Any, Any] = self.matches
@@ -401,15 +402,6 @@ class Search(ClaimPreparation, AllDevicesPruning):
             if tracer is not None:
                 self._tell(rd, device, why.binding_conditions_gate_off())
             return False
-        if device.slice.skip_node_operations:
-            if node_operations_unusable(device.slice, f):
-                if tracer is not None:
-                    self._tell(rd, device, why.node_operations_gate_off())
-                return False
-            if not self.a.node_declares(self.node, Gate.OPTIONAL_NODE_OPERATIONS):
-                if tracer is not None:
-                    self._tell(rd, device, why.node_operations_undeclared())
-                return False
         class_name = rd.class_name
         for i, expr in enumerate(rd.class_selectors):
             if not self._cel(expr, device, lambda: f"class {class_name}: selector #{i}"):
@@ -460,6 +452,12 @@ class Search(ClaimPreparation, AllDevicesPruning):
             if tracer is not None:
                 self._tell(rd, device, why.counters_gate_off())
             return None
+        if device.slice.skip_node_operations:
+            rejection = self._node_operations_refused(device)
+            if rejection is not None:
+                if tracer is not None:
+                    self._tell(rd, device, rejection)
+                return None
         taken = Chosen(ci, rd, pool, device)
         if device.consumes:
             # A shared device pays its counters once, with its first share.
@@ -511,7 +509,8 @@ class Search(ClaimPreparation, AllDevicesPruning):
         if f.consumable_capacity and (multi or not cap.nothing_to_check(rd.capacity, device, consumed, allocating)):
             # (otherwise the device fits, as the search loop already found, and only shared
             # devices record amounts)
-            amounts, short = cap.check_capacity(rd.capacity, device, consumed, allocating)
+            amounts, short = cap.check_capacity(rd.capacity, device, consumed, allocating,
+                                             fractional=self.f.fractional_capacity_range)
             if amounts is None:
                 self._undo(taken)
                 if tracer is not None:
@@ -528,6 +527,16 @@ class Search(ClaimPreparation, AllDevicesPruning):
         if tracer is not None:
             tracer.device_selected(self.claims[ci], rd.full_name, device.slice.driver, device.slice.pool, device.name)
         return taken
+
+    def _node_operations_refused(self, device: DeviceView) -> Rejection | None:
+        """Why a device whose slice skips node operations cannot be allocated here, if it
+        cannot: the gate is off, or the node does not declare the feature. Upstream checks
+        this in allocateDevice, not isSelectable: the device still matches requests."""
+        if node_operations_unusable(device.slice, self.f):
+            return why.node_operations_gate_off()
+        if not self.a.node_declares(self.node, Gate.OPTIONAL_NODE_OPERATIONS):
+            return why.node_operations_undeclared()
+        return None
 
     def _undo(self, taken: Chosen) -> None:
         """Give back everything a (possibly partial) _allocate_device took, newest first."""

@@ -221,7 +221,7 @@ class SliceView:
         CPU's caches when it searches them (and a slice nobody looks at costs nothing)."""
         found = self._devices
         if found is None:
-            node_dependent = self.per_device_node_selection or bool(self.skip_node_operations)
+            node_dependent = self.per_device_node_selection
             found = self._devices = [DeviceView(d, self, node_dependent) for d in self.raw_devices
                                      if type(d) is dict or _is_mapping(d)]
         return found
