@@ -120,15 +120,42 @@ def cap(value: str, policy: dict[str, Any] | None = None) -> Capacity:
     ("1500m", {"validRange": {"min": "1", "step": "500m"}}, "1500m"),
 ])
 def test_consumed_amount_rounding(requested: str | None, policy: dict[str, Any] | None, expected: str) -> None:
-    got = consumed_amount(Q(requested) if requested else None, cap("10", policy))
+    got = consumed_amount(Q(requested) if requested else None, cap("10", policy), fractional=True)
     assert got == Q(expected)
 
 
-def test_policy_violations() -> None:
-    assert violates_policy(Q("12"), {"validRange": {"min": "2", "max": "10", "step": "2"}})
-    assert not violates_policy(Q("10"), {"validRange": {"min": "2", "max": "10", "step": "2"}})
-    assert violates_policy(Q("9"), {"validValues": ["1", "4", "8"]})
-    assert not violates_policy(Q("7"), {"default": "7", "validValues": ["1"]})
+@pytest.mark.parametrize("requested,policy,expected", [
+    # upstream roundUpRange's integer path: every quantity read with Value() (rounded up)
+    ("300m", {"validRange": {"min": "200m", "max": "1", "step": "100m"}}, "1"),
+    ("1500m", {"validRange": {"min": "1", "step": "500m"}}, "2"),
+    ("3", {"validRange": {"min": "2", "step": "2"}}, "4"),
+    ("100m", {"validRange": {"min": "200m", "step": "100m"}}, "200m"),  # below min: min itself
+])
+def test_consumed_amount_rounding_without_fractional_ranges(requested: str, policy: dict[str, Any],
+                                                            expected: str) -> None:
+    """With DRAFractionalCapacityRange off a valid range rounds in integers."""
+    assert consumed_amount(Q(requested), cap("10", policy), fractional=False) == Q(expected)
+
+
+def test_rounding_a_request_finer_than_milli_is_an_error_with_fractional_ranges() -> None:
+    """Upstream roundUpRange refuses a request it cannot read in thousandths (the allocation aborts)."""
+    with pytest.raises(AllocationError):
+        consumed_amount(Q("1500001u"), cap("10", {"validRange": {"min": "1", "step": "500m"}}), fractional=True)
+
+
+@pytest.mark.parametrize("fractional", [True, False])
+def test_policy_violations(fractional: bool) -> None:
+    assert violates_policy(Q("12"), {"validRange": {"min": "2", "max": "10", "step": "2"}}, fractional=fractional)
+    assert not violates_policy(Q("10"), {"validRange": {"min": "2", "max": "10", "step": "2"}}, fractional=fractional)
+    assert violates_policy(Q("9"), {"validValues": ["1", "4", "8"]}, fractional=fractional)
+    assert not violates_policy(Q("7"), {"default": "7", "validValues": ["1"]}, fractional=fractional)
+
+
+def test_policy_step_is_checked_in_integers_without_fractional_ranges() -> None:
+    """400m is off a 200m step from 100m in thousandths; read as integers (1, 1, 1) it is on the step."""
+    policy = {"validRange": {"min": "100m", "max": "1", "step": "200m"}}
+    assert violates_policy(Q("400m"), policy, fractional=True)
+    assert not violates_policy(Q("400m"), policy, fractional=False)
 
 
 def _device(capacity: dict[str, Any], multi: bool = True):
@@ -138,23 +165,24 @@ def _device(capacity: dict[str, Any], multi: bool = True):
 
 def test_capacity_fits_beside_existing_shares() -> None:
     dev = _device({"bandwidth": {"value": "10G"}})
-    amounts, short = check_capacity({"bandwidth": Q("4G")}, dev, {"driver-a/bandwidth": Q("5G")}, None)
+    amounts, short = check_capacity({"bandwidth": Q("4G")}, dev, {"driver-a/bandwidth": Q("5G")}, None, fractional=True)
     assert short is None and amounts == {"driver-a/bandwidth": Q("4G")}
-    amounts, short = check_capacity({"bandwidth": Q("4G")}, dev, {"driver-a/bandwidth": Q("5G")}, {"driver-a/bandwidth": Q("2G")})
+    amounts, short = check_capacity({"bandwidth": Q("4G")}, dev, {"driver-a/bandwidth": Q("5G")}, {"driver-a/bandwidth": Q("2G")},
+                                   fractional=True)
     assert amounts is None and short is not None
     assert short.needed == Q("4G") and short.left == Q("3G")
 
 
 def test_capacity_request_for_missing_capacity_does_not_fit() -> None:
     dev = _device({"bandwidth": {"value": "10G"}})
-    amounts, short = check_capacity({"memory": Q("1")}, dev, None, None)
+    amounts, short = check_capacity({"memory": Q("1")}, dev, None, None, fractional=True)
     assert amounts is None and short is not None and short.missing
 
 
 def test_capacity_named_twice_is_an_error() -> None:
     dev = _device({"bandwidth": {"value": "10G"}})
     with pytest.raises(AllocationError):
-        check_capacity({"bandwidth": Q("1"), "driver-a/bandwidth": Q("1")}, dev, None, None)
+        check_capacity({"bandwidth": Q("1"), "driver-a/bandwidth": Q("1")}, dev, None, None, fractional=True)
 
 
 # -- constraints ---------------------------------------------------------------------------

@@ -40,6 +40,8 @@ class Features:
     derived_attributes: bool
     compatibility_groups: bool
     optional_node_operations: bool
+    #: DRAFractionalCapacityRange: a valid range's rounding in thousandths (off: integers)
+    fractional_capacity_range: bool
 
     @classmethod
     def from_gates(cls, gates: "FeatureGates") -> "Features":
@@ -55,6 +57,7 @@ class Features:
             derived_attributes=on(Gate.DERIVED_ATTRIBUTES),
             compatibility_groups=on(Gate.DEVICE_COMPATIBILITY_GROUPS),
             optional_node_operations=on(Gate.OPTIONAL_NODE_OPERATIONS),
+            fractional_capacity_range=on(Gate.FRACTIONAL_CAPACITY_RANGE),
         )
 
 

@@ -53,8 +53,63 @@ def resolve_requests(requests: Mapping[str, Quantity] | None, device: DeviceView
     return out
 
 
-def consumed_amount(requested: Quantity | None, cap: Capacity) -> Quantity:
-    """What a request consumes of one capacity after the policy's rounding."""
+#: the largest value of upstream's int64 range arithmetic
+_MAX_INT64 = 2**63 - 1
+
+
+def _unrepresentable(requested: Quantity, why: str) -> AllocationError:
+    """Upstream errCapacityRequestNotRepresentable: the allocation aborts, it does not skip the device."""
+    return AllocationError(f"capacity request {requested} cannot be represented in the device's range arithmetic: {why}")
+
+
+def _safe_milli(q: Quantity) -> int | None:
+    """Upstream safeMilliValue: ``q`` in thousandths when that is exact and fits int64, else None."""
+    milli = q.milli_value()
+    if abs(milli) > _MAX_INT64 or Quantity.from_milli(milli) != q:
+        return None
+    return milli
+
+
+def _use_milli(lo: Quantity | None, hi: Quantity | None, step: Quantity | None, fractional: bool) -> bool:
+    """Upstream useMilli: milli-unit arithmetic for a valid range only with DRAFractionalCapacityRange
+    on, every bound exact in thousandths and a step of at least 1m; otherwise integers (``Value()``)."""
+    if not fractional:
+        return False
+    for q in (lo, hi, step):
+        if q is not None and _safe_milli(q) is None:
+            return False
+    return step is None or (_safe_milli(step) or 0) >= 1
+
+
+def _round_up_range(requested: Quantity, lo: Quantity, hi: Quantity | None, step: Quantity | None,
+                    fractional: bool) -> Quantity:
+    """Upstream roundUpRange: at least ``min``, then up to the next step from ``min`` (in
+    thousandths or in integers, see :func:`_use_milli`)."""
+    if requested < lo:
+        return lo
+    if step is None or step.value <= 0:
+        return requested
+    if _use_milli(lo, hi, step, fractional):
+        req, unit, base = _safe_milli(requested), step.milli_value(), lo.milli_value()
+        if req is None:
+            raise _unrepresentable(requested, "not a representable milli value")
+        n = -((base - req) // unit)  # ceil((req - min) / step)
+        if n > (_MAX_INT64 - base) // unit:
+            raise _unrepresentable(requested, "rounding it up to the next step passes the milli-value range")
+        milli = base + unit * n
+        return Quantity.from_int(milli // 1000, step.format) if milli % 1000 == 0 else Quantity.from_milli(milli, step.format)
+    if requested.value > _MAX_INT64:
+        raise _unrepresentable(requested, "it exceeds MaxInt64")
+    req, unit, base = requested.int_value(), step.int_value(), lo.int_value()
+    n = -((base - req) // unit)
+    if base >= 0 and n > (_MAX_INT64 - base) // unit:
+        raise _unrepresentable(requested, "rounding it up to the next step passes MaxInt64")
+    return Quantity.from_int(base + unit * n, step.format)
+
+
+def consumed_amount(requested: Quantity | None, cap: Capacity, *, fractional: bool) -> Quantity:
+    """What a request consumes of one capacity after the policy's rounding (upstream
+    calculateConsumedCapacity; ``fractional``: DRAFractionalCapacityRange is on)."""
     policy = cap.policy
     if requested is None:
         default = _q((policy or {}).get("default"))
@@ -65,13 +120,7 @@ def consumed_amount(requested: Quantity | None, cap: Capacity) -> Quantity:
     if vr is not None and vr.get("min") is not None:
         lo = _q(vr["min"])
         assert lo is not None
-        if requested < lo:
-            return lo
-        step = _q(vr.get("step"))
-        if step is None or step.value <= 0:
-            return requested
-        n = -((lo.value - requested.value) // step.value)  # ceil((req - min) / step)
-        return Quantity.from_fraction(lo.value + step.value * n, step.format)
+        return _round_up_range(requested, lo, _q(vr.get("max")), _q(vr.get("step")), fractional)
     valid = policy.get("validValues")
     if valid is not None:
         for v in valid:
@@ -82,8 +131,9 @@ def consumed_amount(requested: Quantity | None, cap: Capacity) -> Quantity:
     return requested
 
 
-def violates_policy(amount: Quantity, policy: Mapping[str, Any] | None) -> bool:
-    """Whether a (rounded) amount is outside what the request policy allows."""
+def violates_policy(amount: Quantity, policy: Mapping[str, Any] | None, *, fractional: bool) -> bool:
+    """Whether a (rounded) amount is outside what the request policy allows (upstream
+    violatesPolicy; a valid range's step is checked in thousandths or integers as it is rounded)."""
     if not policy:
         return False
     default = _q(policy.get("default"))
@@ -97,8 +147,10 @@ def violates_policy(amount: Quantity, policy: Mapping[str, Any] | None) -> bool:
         step = _q(vr.get("step"))
         if step is not None and step.value > 0:
             lo = _q(vr.get("min")) or ZERO
-            if (amount.value - lo.value) % step.value != 0:
-                return True
+            if _use_milli(lo, hi, step, fractional):
+                req = _safe_milli(amount)
+                return req is None or (req - lo.milli_value()) % step.milli_value() != 0
+            return (amount.int_value() - lo.int_value()) % step.int_value() != 0
         return False
     valid = policy.get("validValues")
     if valid:
@@ -127,11 +179,14 @@ def nothing_to_check(requests: Mapping[str, Quantity] | None, device: DeviceView
 
 def check_capacity(requests: Mapping[str, Quantity] | None, device: DeviceView,
                    consumed: Mapping[str, Quantity] | None,
-                   allocating: Mapping[str, Quantity] | None) -> tuple[dict[str, Quantity] | None, CapacityShortfall | None]:
-    """The amounts this request would consume per capacity, or a shortfall.
+                   allocating: Mapping[str, Quantity] | None, *,
+                   fractional: bool) -> tuple[dict[str, Quantity] | None, CapacityShortfall | None]:
+    """The amounts this request would consume per capacity, or a shortfall (upstream
+    CmpRequestOverCapacity).
 
     ``consumed`` is what existing shares use, ``allocating`` what the current search
-    has reserved, both keyed by fully-qualified capacity name.
+    has reserved, both keyed by fully-qualified capacity name; ``fractional``: the
+    DRAFractionalCapacityRange gate is on.
     """
     if nothing_to_check(requests, device, consumed, allocating):
         return {k: c.value for k, c in device.capacity.items()}, None
@@ -141,13 +196,13 @@ def check_capacity(requests: Mapping[str, Quantity] | None, device: DeviceView,
         return None, CapacityShortfall(missing, (requests or {}).get(missing, ZERO), ZERO, None, missing=True)
     amounts: dict[str, Quantity] = {}
     for key, cap in device.capacity.items():
-        amount = consumed_amount(resolved.get(key), cap)
+        amount = consumed_amount(resolved.get(key), cap, fractional=fractional)
         if amount.sign() < 0:
             raise AllocationError(f"capacity {key!r}: capacity value is negative")
         amounts[key] = amount
     for key, cap in device.capacity.items():
         amount = amounts[key]
-        if violates_policy(amount, cap.policy):
+        if violates_policy(amount, cap.policy, fractional=fractional):
             return None, CapacityShortfall(key, amount, cap.value, resolved.get(key), policy=True)
         parts = (amount,)
         if consumed and key in consumed:

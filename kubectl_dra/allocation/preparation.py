@@ -216,7 +216,8 @@ class ClaimPreparation:
                             # The device's own capacity only (upstream validateDeviceRequest since
                             # kubernetes#140769): a matching device whose remaining capacity is used
                             # up stays among "all devices", and allocateDevice then fails the request.
-                            amounts, _ = cap.check_capacity(rd.capacity, device, None, None)
+                            amounts, _ = cap.check_capacity(rd.capacity, device, None, None,
+                                                            fractional=self.f.fractional_capacity_range)
                             if amounts is None:
                                 continue
                         rd.all_devices.append((pool, device))

@@ -21,7 +21,7 @@ from ..allocation.celcache import CelCache
 from ..allocation.index import ClusterIndex
 from ..allocation.trace import Rejection, RejectionCode
 from ..errors import CELError
-from ..gates import effective_gates
+from ..gates import Gate, effective_gates
 from ..model.claims import Request, parse_claim, selector_expression
 from ..model.devices import DeviceView
 from ..quantity import Quantity, QuantityError
@@ -210,7 +210,8 @@ class SelectionRefiner:
                 needed = Quantity.parse(str(details.get("needed")))
             except QuantityError:
                 return rejection
-            kind = SHORT_POLICY if violates_policy(needed, capacity.policy) else SHORT_AMOUNT
+            fractional = self.gates.enabled(Gate.FRACTIONAL_CAPACITY_RANGE)
+            kind = SHORT_POLICY if violates_policy(needed, capacity.policy, fractional=fractional) else SHORT_AMOUNT
         return Rejection(rejection.code, rejection.message, {**details, "shortfall": kind})
 
 
