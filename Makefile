@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?= -n auto
 
-.PHONY: demo test bench bench-instructions dist install clean
+.PHONY: demo test lint bench bench-instructions dist install clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,9 +23,14 @@ demo: $(STAMP)
 ## make test: the whole suite (unit, conformance, CLI, webhook over TLS); the package's bytecode
 ## is compiled first, as pip does for a normal install, so that the hundreds of CLI processes the
 ## tests start do not each compile it again (where PYTHONDONTWRITEBYTECODE is set, they would)
-test: $(STAMP)
+test: lint
 	$(BIN)/python -m compileall -q kubectl_dra webhook >/dev/null
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+## make lint: ruff (rules in pyproject.toml) over the tree and mypy over kubectl_dra/ and webhook/
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 ## make bench: benchmarks; figures go to docs/benchmarks.md by hand
 bench: $(STAMP)

@@ -164,7 +164,7 @@ def start_server(workdir: Path) -> tuple[subprocess.Popen, int, str]:
                 "--key-file", str(workdir / "tls/tls.key"), "--workers", "2", "--threads", "4",
                 "--log-level", "warning", "--metrics-dir", str(workdir / "metrics"),
                 "--kubeconfig", str(kubeconfig)]
-    log = open(workdir / "server.log", "wb")
+    log = open(workdir / "server.log", "wb")  # noqa: SIM115  # the server writes it for as long as it runs
     process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
     ca = str(workdir / "tls/ca.crt")
     deadline = time.monotonic() + 60
@@ -327,7 +327,7 @@ def saturated_wrk(port: int, body: bytes, workdir: Path, duration: float = DURAT
     script.write_text(WRK_SCRIPT.replace("{body}", str(body_file)))
     result = subprocess.run([wrk, "-t2", f"-c{SATURATION_CONNECTIONS}", f"-d{int(duration)}s", "-s", str(script),
                              f"https://127.0.0.1:{port}/validate"], capture_output=True, text=True, timeout=duration + 30)
-    line = next((l for l in result.stdout.splitlines() if l.startswith("RESULT ")), None)
+    line = next((row for row in result.stdout.splitlines() if row.startswith("RESULT ")), None)
     if line is None:
         raise RuntimeError(f"wrk failed: {result.stdout}\n{result.stderr}")
     requests, duration_us, errors, status_errors, p50, p99, worst = (int(x) for x in line.split()[1:])

@@ -117,7 +117,7 @@ def _minor(version: str) -> tuple[int, int]:
 
 # Source: kubernetes/kubernetes feature specs at 1.37 (HEAD), cross-checked with the KEPs'
 # kep.yaml milestones (e.g. KEP-5075 consumable capacity: alpha 1.34, beta 1.36).
-_SPECS: dict[Gate, tuple[Spec, ...]] = {
+_SPECS: dict[str, tuple[Spec, ...]] = {  # keyed by Gate, which is a str: plain names find them too
     Gate.ADMIN_ACCESS: (
         _s("1.32", False, ALPHA), _s("1.34", True, BETA), _s("1.36", True, GA, locked=True),
     ),
@@ -165,7 +165,7 @@ _SPECS: dict[Gate, tuple[Spec, ...]] = {
 }
 
 #: every gate's name as a plain string, sorted (what JSON, YAML and flags show)
-DRA_GATES: tuple[str, ...] = tuple(sorted(gate.value for gate in _SPECS))
+DRA_GATES: tuple[str, ...] = tuple(sorted(str(gate) for gate in _SPECS))
 assert set(_SPECS) == set(Gate), "every Gate member has its row in the table, and no other"
 
 #: upstream's declared dependencies (a gate needs these enabled); HEAD entries for gates added

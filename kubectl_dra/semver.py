@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import total_ordering
-from typing import Union
 
 from .errors import DraError
 
@@ -23,7 +22,7 @@ _ALPHAS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-"
 _ALPHANUM = _ALPHAS + _NUMBERS
 _MAX_UINT64 = 2**64 - 1
 
-PreReleaseId = Union[int, str]
+PreReleaseId = int | str
 
 
 class SemverError(DraError, ValueError):
@@ -158,8 +157,8 @@ def compare(a: Version, b: Version) -> int:
             return 1 if x > y else -1
     if not a.pre or not b.pre:
         return (not a.pre) - (not b.pre)
-    for x, y in zip(a.pre, b.pre):
-        c = _compare_ids(x, y)
+    for p, q in zip(a.pre, b.pre):
+        c = _compare_ids(p, q)
         if c:
             return c
     return (len(a.pre) > len(b.pre)) - (len(a.pre) < len(b.pre))

@@ -53,7 +53,7 @@ CLASSES = ("class-a", "class-b", "class-c", "class-any")
 # --------------------------------------------------------------------------- drawing helpers
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _below(n: int) -> st.SearchStrategy[int]:
     """``integers(0, n - 1)``, built once."""
     return st.integers(0, n - 1)

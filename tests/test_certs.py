@@ -26,7 +26,7 @@ from webhook.certs import Bundle, Policy, ensure_bundle, service_dns_names
 from webhook.cli import main
 from webhook.tls import build_context
 
-NOW = dt.datetime(2026, 6, 1, 12, 0, tzinfo=dt.timezone.utc)
+NOW = dt.datetime(2026, 6, 1, 12, 0, tzinfo=dt.UTC)
 NAMES = service_dns_names("dra-webhook", "dra-system")
 POLICY = Policy(dns_names=NAMES)
 

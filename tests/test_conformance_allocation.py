@@ -29,7 +29,7 @@ from tests.conftest import REPO, scenario_files
 SCENARIO_FILES = scenario_files("allocation")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def loaded(path: Path) -> Any:
     """One scenario, parsed when a test needs it (collection stays fast under xdist)."""
     return load_scenario(path)

@@ -42,8 +42,8 @@ def _bare_python() -> str | None:
     for candidate in ("/usr/bin/python3", "/usr/local/bin/python3"):
         if not os.access(candidate, os.X_OK):
             continue
-        version = subprocess.run([candidate, "-c", "import sys; print(sys.version_info[:2] == (%d, %d), sys.prefix "
-                                  "== sys.base_prefix)" % sys.version_info[:2]], capture_output=True, text=True)
+        version = subprocess.run([candidate, "-c", "import sys; print(sys.version_info[:2] == ({}, {}), sys.prefix "
+                                  "== sys.base_prefix)".format(*sys.version_info[:2])], capture_output=True, text=True)
         if version.stdout.split() == ["True", "True"]:
             return candidate
     return None

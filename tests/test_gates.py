@@ -29,7 +29,7 @@ REQUIRED_GATES = {
 
 
 def test_gate_names_and_releases() -> None:
-    assert REQUIRED_GATES <= set(DRA_GATES)
+    assert set(DRA_GATES) >= REQUIRED_GATES
     assert list(DRA_GATES) == sorted(DRA_GATES)
     assert RELEASES == ("1.34", "1.35", "1.36", "1.37") and LATEST == "1.37"
 

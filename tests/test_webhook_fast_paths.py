@@ -188,7 +188,7 @@ def test_json_copy_is_an_equal_independent_copy(value: Any) -> None:
 def test_json_copy_keeps_what_orjson_would_change() -> None:
     import datetime
 
-    when = datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc)
+    when = datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=datetime.UTC)
     value = {"nan": [float("nan")], "inf": float("inf"), "big": 2**80, "when": when, "tuple": (1, 2), 3: "int key",
              "nested": {"x": [1, True, 1.0, None]}}
     copied = copy_json(value)

@@ -330,9 +330,9 @@ def test_serve_refuses_unloadable_certificates(tmp_path: Path) -> None:
 
 def served_certificate(port: int, ca_file: str) -> x509.Certificate:
     context = ssl.create_default_context(cafile=ca_file)
-    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
-        with context.wrap_socket(sock, server_hostname=SERVER_NAME) as tls:
-            return x509.load_der_x509_certificate(tls.getpeercert(binary_form=True))
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock, \
+            context.wrap_socket(sock, server_hostname=SERVER_NAME) as tls:
+        return x509.load_der_x509_certificate(tls.getpeercert(binary_form=True))
 
 
 def test_certificate_rotation_without_restart_or_failed_requests(kubeconfig: Path, tmp_path: Path) -> None:

@@ -256,10 +256,10 @@ def _check_object_kind(req: AdmissionRequest) -> None:
             raise MalformedReview(f"AdmissionReview.request.object is missing for {req.operation} of {req.kind}")
         if req.operation == "UPDATE" and req.old_object is None:
             raise MalformedReview(f"AdmissionReview.request.oldObject is missing for UPDATE of {req.kind}")
-    for field, obj in (("object", req.object), ("oldObject", req.old_object)):
+    for member, obj in (("object", req.object), ("oldObject", req.old_object)):
         kind = obj.get("kind") if isinstance(obj, dict) else None
         if kind is not None and kind != req.kind:
-            raise MalformedReview(f"AdmissionReview.request.{field}.kind {kind!r} differs from request.kind {req.kind!r}")
+            raise MalformedReview(f"AdmissionReview.request.{member}.kind {kind!r} differs from request.kind {req.kind!r}")
 
 
 #: One small object per kind, decided once at startup by :func:`warm_up`.

@@ -95,7 +95,7 @@ def service_dns_names(service: str, namespace: str) -> tuple[str, ...]:
 
 def ensure_bundle(stored: Bundle, policy: Policy, now: dt.datetime | None = None) -> Outcome:
     """Keep what is good in ``stored``; create or renew the rest."""
-    now = now or dt.datetime.now(dt.timezone.utc)
+    now = now or dt.datetime.now(dt.UTC)
     ca_pair, ca_problem = _usable_ca(stored, policy, now)
     reasons: list[str] = []
     overwrites: list[str] = []
@@ -123,6 +123,12 @@ def ensure_bundle(stored: Bundle, policy: Policy, now: dt.datetime | None = None
     return Outcome(bundle, ca_action, cert_action, "; ".join(reasons) or "certificates are valid", tuple(overwrites))
 
 
+def _same_key(cert: x509.Certificate, key: Any) -> bool:
+    """Whether ``key`` is the private half of the certificate's public key (any key type)."""
+    der, spki = serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    return bool(cert.public_key().public_bytes(der, spki) == key.public_key().public_bytes(der, spki))
+
+
 def _usable_ca(stored: Bundle, policy: Policy, now: dt.datetime) -> tuple[tuple[x509.Certificate, Any] | None, str]:
     """The stored CA and key if they can go on signing, else why not."""
     if not stored.ca_cert or not stored.ca_key:
@@ -133,7 +139,7 @@ def _usable_ca(stored: Bundle, policy: Policy, now: dt.datetime) -> tuple[tuple[
     except ValueError as exc:
         return None, f"unreadable ({exc})"
     cert = certs[0]
-    if cert.public_key().public_numbers() != key.public_key().public_numbers():
+    if not _same_key(cert, key):
         return None, "key does not match"
     try:
         constraints = cert.extensions.get_extension_for_class(x509.BasicConstraints).value
@@ -155,7 +161,7 @@ def _serving_problem(stored: Bundle, ca_cert: x509.Certificate, policy: Policy, 
         key = serialization.load_pem_private_key(stored.tls_key, password=None)
     except ValueError as exc:
         return f"unreadable ({exc})"
-    if cert.public_key().public_numbers() != key.public_key().public_numbers():
+    if not _same_key(cert, key):
         return "key does not match"
     try:
         cert.verify_directly_issued_by(ca_cert)
@@ -228,7 +234,8 @@ def _new_serving(ca_cert: x509.Certificate, ca_key: Any, policy: Policy, now: dt
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(x509.KeyUsage(True, False, False, False, False, False, False, False, False), critical=True)
         .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_cert.public_key()), critical=False)
+        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_cert.public_key()),  # type: ignore[arg-type]  # a CA key signs: never X25519/X448/ML-KEM
+                       critical=False)
         .sign(ca_key, hashes.SHA256())
     )
     return _cert_pem(cert), _key_pem(key)
@@ -321,7 +328,7 @@ class SecretStore:
         from kubernetes import client
         from kubernetes.client.exceptions import ApiException
 
-        encoded = {k: base64.b64encode(v).decode("ascii") for k, v in data.items()}
+        encoded: dict[str, bytes | str] = {k: base64.b64encode(v).decode("ascii") for k, v in data.items()}
         known = self._versions.get(name)
         metadata = client.V1ObjectMeta(
             name=name, namespace=self.namespace,

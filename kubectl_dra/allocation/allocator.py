@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..model.nodes import node_name
 from . import counters
@@ -61,7 +61,7 @@ class Features:
         )
 
 
-def stored_claim_keys(claims: list[Mapping[str, Any]]) -> frozenset[tuple[str, str]]:
+def stored_claim_keys(claims: Sequence[Mapping[str, Any]]) -> frozenset[tuple[str, str]]:
     """(namespace, name) of every claim in a claim list."""
     return frozenset(claim_key(c) for c in claims)
 

@@ -204,7 +204,7 @@ def check_capacity(requests: Mapping[str, Quantity] | None, device: DeviceView,
         amount = amounts[key]
         if violates_policy(amount, cap.policy, fractional=fractional):
             return None, CapacityShortfall(key, amount, cap.value, resolved.get(key), policy=True)
-        parts = (amount,)
+        parts: tuple[Quantity, ...] = (amount,)
         if consumed and key in consumed:
             parts += (consumed[key],)
         if allocating and key in allocating:

@@ -11,7 +11,7 @@ from enum import Enum
 from typing import Any, Protocol
 
 
-class RejectionCode(str, Enum):
+class RejectionCode(str, Enum):  # noqa: UP042  # StrEnum would change what str() and format() print
     """Why a device (or a whole pool) could not serve a request; every code is one the
     allocator reports (a CEL error is not a rejection: the allocation fails with it)."""
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 from kubectl_dra.cel import limits
 
@@ -145,9 +145,9 @@ class _Decl:
     """A declared type node: maximum size and children."""
 
     max: int
-    fields: Optional[dict[str, "_Decl"]] = None
-    key: Optional["_Decl"] = None
-    elem: Optional["_Decl"] = None
+    fields: dict[str, "_Decl"] | None = None
+    key: "_Decl" | None = None
+    elem: "_Decl" | None = None
 
 
 _ATTRIBUTE = _Decl(ATTRIBUTE_MAX)
@@ -162,7 +162,7 @@ _DEVICE = _Decl(0, fields={
 })
 
 
-def device_size(path: tuple[str, ...]) -> Optional[Est]:
+def device_size(path: tuple[str, ...]) -> Est | None:
     """Size bound for a path rooted at ``device`` (DRA's size estimator)."""
     if not path or path[0] != "device":
         return None
@@ -194,17 +194,17 @@ def device_size(path: tuple[str, ...]) -> Optional[Est]:
 class _Node:
     """What call-cost rules see of an argument: path, type and derived size."""
 
-    path: Optional[tuple[str, ...]]
+    path: tuple[str, ...] | None
     type: Any
     expr: Any
-    size: Optional[Est]
+    size: Est | None
 
 
 @dataclass
 class _Local:
     path: tuple[str, ...]
-    size: Optional[Est]
-    entry: Optional[tuple[str, Est, Est]]  # (container kind, key size, value size)
+    size: Est | None
+    entry: tuple[str, Est, Est] | None  # (container kind, key size, value size)
 
 
 class Coster:
@@ -226,7 +226,7 @@ class Coster:
         ref = self.checked.reference_map.get(e.id)
         return list(ref.overload_id) if ref is not None else []
 
-    def peek(self, name: str) -> Optional[_Local]:
+    def peek(self, name: str) -> _Local | None:
         stack = self.locals.get(name)
         return stack[-1] if stack else None
 
@@ -245,7 +245,7 @@ class Coster:
                 return local.path
         return self.paths.get(e.id, ())
 
-    def entry_of(self, e: Any) -> Optional[tuple[str, Est, Est]]:
+    def entry_of(self, e: Any) -> tuple[str, Est, Est] | None:
         if e.id in self.entries:
             return self.entries[e.id]
         if e.WhichOneof("expr_kind") == "ident_expr":
@@ -254,7 +254,7 @@ class Coster:
                 return local.entry
         return None
 
-    def size_of(self, e: Any) -> Optional[Est]:
+    def size_of(self, e: Any) -> Est | None:
         if e.id in self.sizes:
             return self.sizes[e.id]
         literal = _literal_size(e)
@@ -277,7 +277,7 @@ class Coster:
         return size if size is not None else UNKNOWN
 
     def node(self, e: Any) -> _Node:
-        path: Optional[tuple[str, ...]] = self.path_of(e)
+        path: tuple[str, ...] | None = self.path_of(e)
         if path and path[0] in ACCUMULATORS:
             path = None
         return _Node(path, self.type_of(e), e, self.size_of(e))
@@ -445,12 +445,12 @@ class Coster:
         if not overload_ids:
             return ZERO
         total = ZERO
-        target: Optional[_Node] = None
+        target: _Node | None = None
         if call.HasField("target"):
             total = total.add(self.cost(call.target))
             target = self.node(call.target)
         fn = Est(U64, 0)
-        result: Optional[Est] = None
+        result: Est | None = None
         for oid in overload_ids:
             est, size = self.function_cost(e, call.function, oid, target, arg_nodes, arg_costs)
             fn = fn.union(est)
@@ -469,8 +469,8 @@ class Coster:
 
     # -- call rules --------------------------------------------------------------------
 
-    def function_cost(self, e: Any, function: str, oid: str, target: Optional[_Node],
-                      args: list[_Node], arg_costs: list[Est]) -> tuple[Est, Optional[Est]]:
+    def function_cost(self, e: Any, function: str, oid: str, target: _Node | None,
+                      args: list[_Node], arg_costs: list[Est]) -> tuple[Est, Est | None]:
         arg_sum = ZERO
         for c in arg_costs:
             arg_sum = arg_sum.add(c)
@@ -527,8 +527,8 @@ class Coster:
             return Est(1 if smallest > 0 else 0, smallest).factor(STRING_TRAVERSAL).add(arg_sum), None
         return ONE.add(arg_sum), None
 
-    def extension_cost(self, oid: str, target: Optional[_Node],
-                       args: list[_Node]) -> Optional[tuple[Est, Optional[Est]]]:
+    def extension_cost(self, oid: str, target: _Node | None,
+                       args: list[_Node]) -> tuple[Est, Est | None] | None:
         """cel-go's per-overload estimators of the sets and lists (v3) extensions."""
         size = self.node_size
         if oid in _SETS_FACTORS and len(args) == 2:
@@ -563,8 +563,8 @@ class Coster:
                 return _allocating_list_call(factor, sz.mul(sz))
         return None
 
-    def library_cost(self, function: str, oid: str, target: Optional[_Node],
-                     args: list[_Node]) -> Optional[tuple[Est, Optional[Est]]]:
+    def library_cost(self, function: str, oid: str, target: _Node | None,
+                     args: list[_Node]) -> tuple[Est, Est | None] | None:
         """Kubernetes (apiserver library) and DRA call rules; None = use cel-go's.
 
         Mirrors upstream's ``CostEstimator.EstimateCallCost`` (k8s.io/apiserver/pkg/cel/library/cost.go),
@@ -655,7 +655,7 @@ class Coster:
         return None
 
     @staticmethod
-    def _opaque_equality_cost(lhs: _Node, rhs: _Node) -> Optional[tuple[Est, Optional[Est]]]:
+    def _opaque_equality_cost(lhs: _Node, rhs: _Node) -> tuple[Est, Est | None] | None:
         """apiserver's ``_==_`` rule for its own types (None: cel-go's size-based rule)."""
         name = _message_name(lhs)
         if name is None or name != _message_name(rhs):
@@ -672,7 +672,7 @@ class Coster:
         return None
 
     @staticmethod
-    def _replace_cost(s: Est, old: Est, new: Est) -> tuple[Est, Optional[Est]]:
+    def _replace_cost(s: Est, old: Est, new: Est) -> tuple[Est, Est | None]:
         """apiserver's estimate for ``replace``."""
         count_hi = retained_hi = count_lo = retained_lo = 0
         if old.lo == 0:
@@ -714,12 +714,12 @@ def _int_literal(e: Any, default: int) -> int:
     return max(e.const_expr.int64_value, 0)
 
 
-def _allocating_list_call(factor: float, size: Est) -> tuple[Est, Optional[Est]]:
+def _allocating_list_call(factor: float, size: Est) -> tuple[Est, Est | None]:
     """cel-go estimateAllocatingListCall: size x factor + call + list creation."""
     return size.factor(factor).add(ONE).add(fixed(LIST_CREATE)), size
 
 
-def _message_name(node: _Node) -> Optional[str]:
+def _message_name(node: _Node) -> str | None:
     """The declared message type of an argument; capacity values are Quantities upstream
     (the check environment types them dyn, so their path tells)."""
     path = node.path or ()
@@ -737,7 +737,7 @@ _SIZED_COMPARISONS = frozenset({
 })
 
 
-def _literal_size(e: Any) -> Optional[Est]:
+def _literal_size(e: Any) -> Est | None:
     """Sizes known from the literal itself (cel-go computeExprSize)."""
     k = e.WhichOneof("expr_kind")
     if k == "const_expr":

@@ -113,7 +113,7 @@ def _convert(driver: str, device: Mapping[str, Any]) -> dict[str, Any]:
         attributes.setdefault(domain, {})[ident] = value
     capacity: dict[str, dict[str, Any]] = {}
     for name, cap in (device.get("capacity") or {}).items():
-        raw = cap.get("value") if isinstance(cap, dict) or isinstance(cap, Mapping) else None
+        raw = cap.get("value") if isinstance(cap, (dict, Mapping)) else None
         try:
             msg = _capacity_msg(raw if isinstance(raw, (str, int, float, type(None))) else str(raw))
         except Exception as err:  # noqa: BLE001

@@ -103,7 +103,8 @@ def _datetime(value: str) -> list[str]:
     if m is None:
         return ["invalid datetime"]
     try:
-        _dt.datetime(*(int(m.group(i)) for i in range(1, 7)))
+        year, month, day, hour, minute, second = (int(m.group(i)) for i in range(1, 7))
+        _dt.datetime(year, month, day, hour, minute, second)
     except ValueError:
         return ["invalid datetime"]
     return []

@@ -124,7 +124,7 @@ def _go_string(value: Any) -> str:
 
 def _timestamp_text(value: _dt.datetime) -> str:
     """RFC 3339 with nanoseconds trimmed, as Go's time.RFC3339Nano."""
-    utc = value.astimezone(_dt.timezone.utc)
+    utc = value.astimezone(_dt.UTC)
     text = utc.strftime("%Y-%m-%dT%H:%M:%S")
     if utc.microsecond:
         text += ("." + f"{utc.microsecond:06d}").rstrip("0")
@@ -195,7 +195,7 @@ def _as_double(value: Any, clause: str) -> float:
 
 def _group(digits: str) -> str:
     """en_US digit grouping of an integer part."""
-    out = []
+    out: list[str] = []
     while len(digits) > 3:
         out.insert(0, digits[-3:])
         digits = digits[:-3]

@@ -34,7 +34,7 @@ class CommandFailed(click.ClickException):
 
     def __init__(self, error: DraError) -> None:
         super().__init__(str(error))
-        self.exit_code = error.exit_code
+        self.exit_code = error.exit_code  # type: ignore[misc]  # click reads it from the instance; each error has its own
         self.error = error
 
     def show(self, file: Any = None) -> None:

@@ -242,7 +242,7 @@ def _as_v1(obj: dict, quiet: bool = False) -> dict:
 def _identity(obj: dict, default_ns: str) -> tuple[str, str, str]:
     from ..validation.admission import NAMESPACED_KINDS
 
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    meta = given if isinstance(given := obj.get("metadata"), dict) else {}
     kind = str(obj.get("kind") or "")
     ns = str(meta.get("namespace") or default_ns) if kind in NAMESPACED_KINDS else ""
     return kind, ns, str(meta.get("name") or "")

@@ -70,6 +70,7 @@ class ExplainTracer(NullTracer):
         if last[0] is claim and last[1] == request and last[2] is not None:
             return last[2]
         found = self._by_id.get((id(claim), request))
+        trace: RequestTrace | None
         if found is not None and found[0] is claim:
             trace = found[1]
         else:

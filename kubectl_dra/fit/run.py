@@ -394,7 +394,8 @@ def stop_reasons(state: ClusterState, result: FitResult, nodes: Sequence[Obj]) -
     for outcome in preview.nodes:
         claims = result.plan.claims_for(by_name[outcome.node])
         allocations = [alloc for _, alloc in outcome.allocations] if outcome.allocated else []
-        reasons[outcome.node] = explain_node(outcome.node, outcome.status, [c.claim for c in claims], outcome.tracer,
+        tracer = outcome.tracer if isinstance(outcome.tracer, ExplainTracer) else None  # (it always is: made above)
+        reasons[outcome.node] = explain_node(outcome.node, outcome.status, [c.claim for c in claims], tracer,
                                              results=allocations, reasons=outcome.reasons,
                                              error=outcome.error).reason
     result.reasons = reasons

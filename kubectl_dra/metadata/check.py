@@ -63,7 +63,7 @@ def _strip_type(obj: Any) -> Any:
 
 def _stream_violations(path: str, decoded: DecodedStream) -> list[Violation]:
     out: list[Violation] = []
-    versions = [o.get("apiVersion") for o in decoded.objects if isinstance(o, dict) and o.get("apiVersion")]
+    versions = [o["apiVersion"] for o in decoded.objects if isinstance(o, dict) and o.get("apiVersion")]
     for earlier, later in zip(versions, versions[1:]):
         if version_priority(later) > version_priority(earlier):
             out.append(Violation(

@@ -112,7 +112,7 @@ def _dumps_iteratively(value: Any, indent: int | None, ensure_ascii: bool,
     while stack:
         frame = stack[-1]
         members, closing, is_map, depth, first = frame
-        member = next(members, _END)
+        member: Any = next(members, _END)
         if member is _END:
             stack.pop()
             parts.append(newline(depth - 1) + closing)

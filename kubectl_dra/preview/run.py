@@ -89,8 +89,7 @@ def candidate_nodes(state: ClusterState, names: Sequence[str] | None = None,
     missing = [n for n in names if n not in by_name]
     if missing:
         raise NotFoundError(f"Node {missing[0]!r} not found in the cluster state")
-    seen: set[str] = set()
-    return [by_name[n] for n in names if not (n in seen or seen.add(n))]
+    return [by_name[n] for n in dict.fromkeys(names)]  # each once, in the order given
 
 
 def failure_reasons(allocator: "Allocator", node: Obj, claims: list[Obj], tracer: "Tracer | None" = None,

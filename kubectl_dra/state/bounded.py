@@ -70,7 +70,7 @@ def load_json_unique_fast(text: str) -> Any:
         return None
 
 
-def every_key_kept(text: str | bytes, value: Any) -> bool:
+def every_key_kept(text: str | bytes | bytearray, value: Any) -> bool:
     """Whether decoding the JSON ``text`` into ``value`` kept every key it names (no object
     named a key twice). Raises TypeError (orjson's JSONEncodeError) or RecursionError when
     ``value`` holds what orjson cannot write (integers beyond 64 bits, lone surrogates,
@@ -141,6 +141,7 @@ def _load_deep_json(text: str, hook: Callable[[list[tuple[str, Any]]], Any]) -> 
     as :func:`json.loads`: ints, floats, NaN/Infinity, pairs through ``hook``)."""
     stack: list[list[Any]] = []  # [items (list, or list of pairs), is_object, pending key]
     state, pos, opened = _VALUE_STATE, 0, False
+    value: Any = None  # the last complete value; set before state first becomes _AFTER_STATE
     while True:
         match = _TOKEN.match(text, pos)
         if match is None:
@@ -156,7 +157,7 @@ def _load_deep_json(text: str, hook: Callable[[list[tuple[str, Any]]], Any]) -> 
                 state, opened = (_KEY_STATE if stack[-1][1] else _VALUE_STATE), False
                 continue
             value = _close(stack.pop(), hook)
-        elif state == _KEY_STATE or state == _COLON_STATE:
+        elif state in (_KEY_STATE, _COLON_STATE):
             if state == _COLON_STATE:
                 if punct != ":":
                     raise _json_error(text, start, "malformed JSON: expected ':'")
@@ -165,7 +166,7 @@ def _load_deep_json(text: str, hook: Callable[[list[tuple[str, Any]]], Any]) -> 
             if punct == "}" and opened:
                 value = _close(stack.pop(), hook)
             elif quote:
-                stack[-1][2], pos = json.decoder.scanstring(text, pos)
+                stack[-1][2], pos = json.decoder.scanstring(text, pos)  # type: ignore[attr-defined]  # public in CPython, absent from typeshed
                 state = _COLON_STATE
                 continue
             else:
@@ -180,7 +181,7 @@ def _load_deep_json(text: str, hook: Callable[[list[tuple[str, Any]]], Any]) -> 
         elif punct == "]" and opened and stack and not stack[-1][1]:
             value = _close(stack.pop(), hook)
         elif quote:
-            value, pos = json.decoder.scanstring(text, pos)
+            value, pos = json.decoder.scanstring(text, pos)  # type: ignore[attr-defined]  # public in CPython, absent from typeshed
         elif number is not None:
             value = float(number) if fraction or exponent else int(number)
         elif literal is not None:

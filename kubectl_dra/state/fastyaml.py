@@ -166,10 +166,10 @@ def _decline_reason(text: str, data: bytes) -> str | None:
         for position in _positions(text, indicators):  # (str.find: these characters are few)
             if pattern.match(text, position) and _at_node_start(text, position):
                 return f"{what} at offset {position}"
-    if (position := _colon_after_flow_indicator(text)) is not None:
-        return f"a ':' starting a plain scalar at offset {position}"
-    if (position := _flow_across_lines(text)) is not None:
-        return f"a flow collection or quoted scalar left open at the end of the line at offset {position}"
+    if (offset := _colon_after_flow_indicator(text)) is not None:
+        return f"a ':' starting a plain scalar at offset {offset}"
+    if (offset := _flow_across_lines(text)) is not None:
+        return f"a flow collection or quoted scalar left open at the end of the line at offset {offset}"
     for indicator in set(data.translate(None, _NOT_INDICATORS).decode()):
         start = text.find(indicator)
         while start >= 0:

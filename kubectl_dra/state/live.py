@@ -9,6 +9,7 @@ says what could not be read and what to check.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -203,7 +204,7 @@ class _Client:
             resp = self.api.call_api(method, url, hdrs, body, post, _request_timeout=self.timeout)
             resp.read()
             return resp.status, _decode(resp.data), resp.headers
-        resp = self.api.call_api(  # pragma: no cover - older clients
+        resp = self.api.call_api(  # type: ignore[call-arg]  # pragma: no cover - kubernetes < 35 took these keywords
             path, "GET", query_params=query, header_params=headers, auth_settings=["BearerToken"],
             _preload_content=False, _return_http_data_only=False, _request_timeout=self.timeout)
         raw = resp[0] if isinstance(resp, tuple) else resp
@@ -409,8 +410,8 @@ def load_live_state(kubeconfig: str | None = None, context: str | None = None, t
         if pod_groups is not None:
             resources.append(pod_groups)
         readers: list[Callable[[], list[Obj]]] = [
-            (lambda r=r: list_all(client, r, bar)) if r.required
-            else (lambda r=r: _read_optional(client, r, bar, warnings))
+            functools.partial(list_all, client, r, bar) if r.required
+            else functools.partial(_read_optional, client, r, bar, warnings)
             for r in resources
         ]
         with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:

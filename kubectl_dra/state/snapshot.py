@@ -89,8 +89,8 @@ class ClusterState:
         one replaces the earlier (the last one wins) with a warning naming the object.
         """
         obj = to_v1(obj)  # a dump of older resource.k8s.io versions is read as the API serves v1
-        kind = obj.get("kind")
-        entry = KINDS.get(kind or "")
+        kind = obj.get("kind") or ""
+        entry = KINDS.get(kind)
         if entry is None:
             self.warnings.append(f"ignored {describe(obj)}: kind not used by kubectl-dra")
             return False

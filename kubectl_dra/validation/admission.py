@@ -148,8 +148,8 @@ def review(
     # ``obj`` is never written to (the prepare step copies what it changes), so the submitted
     # object is shared with the caller, except that filling in the namespace copies its spine
     submitted = obj
-    kind = submitted.get("kind") if isinstance(submitted.get("kind"), str) else ""
-    meta = submitted.get("metadata") if isinstance(submitted.get("metadata"), dict) else {}
+    kind = given_kind if isinstance(given_kind := submitted.get("kind"), str) else ""
+    meta = given_meta if isinstance(given_meta := submitted.get("metadata"), dict) else {}
     if kind in NAMESPACED_KINDS and namespace and not meta.get("namespace") and (
         "metadata" not in submitted or isinstance(submitted.get("metadata"), dict)
     ):  # a metadata of the wrong type is left for decoding to report

@@ -51,7 +51,7 @@ def validate_device_class(obj: dict[str, Any], old: dict[str, Any] | None, gates
     if old is not None:
         errs.extend(validate_object_meta_update(obj.get("metadata"), old.get("metadata"), meta_path))
         old_spec = old.get("spec") if isinstance(old.get("spec"), dict) else {}
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    spec = given if isinstance(given := obj.get("spec"), dict) else {}
     errs.extend(_validate_spec(spec, old_spec, Path.root("spec"), gates))
     return _dedupe(errs)
 
