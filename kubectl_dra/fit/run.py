@@ -18,7 +18,6 @@ score, then node name); with ``spread`` the nodes take turns, in that ranking's 
 from __future__ import annotations
 
 import copy
-import dataclasses
 import heapq
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
@@ -365,7 +364,7 @@ def final_state(state: ClusterState, result: FitResult) -> ClusterState:
     stored = result.stored_claims()
     replaced = {(c["metadata"]["namespace"], c["metadata"]["name"]) for c in stored}
     kept = [c for c in state.resource_claims if _key(c) not in replaced]
-    return dataclasses.replace(state, resource_claims=[*kept, *stored], warnings=list(state.warnings))
+    return state.replacing("ResourceClaim", [*kept, *stored])
 
 
 def _key(claim: Obj) -> tuple[str, str]:

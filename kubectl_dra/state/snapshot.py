@@ -3,12 +3,19 @@
 Objects are kept exactly as found: loading never validates, defaults or drops
 fields, because the allocator must see what is stored, including fields of gates
 that are now disabled.
+
+A state is filled once, by the source that loads it (:meth:`ClusterState.add`), and only
+read after that. Whatever needs a different state (fit's state after placing replicas, a
+what-if with nodes added or drained) derives a new one with :meth:`ClusterState.with_objects`,
+:meth:`ClusterState.without` or :meth:`ClusterState.replacing`; every state owns its lists
+(a copy made any way, ``dataclasses.replace`` or ``copy.copy`` included, shares none), so
+no state can be changed through another. The objects themselves are shared, never written to.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import Collection, Iterable, Iterator
 
 from ..types import Obj
 from ..convert import to_v1
@@ -79,7 +86,62 @@ class ClusterState:
     #: human-readable notes about objects that were skipped or look odd
     warnings: list[str] = field(default_factory=list)
     #: (kind, namespace, name) -> index in its kind's list, so an object given twice is kept once
-    _positions: dict[tuple[str, str, str], int] = field(default_factory=dict, repr=False, compare=False)
+    _positions: dict[tuple[str, str, str], int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        """Own every list (a state made from another's lists must not share them)."""
+        self._positions = {}
+        for kind, (attr, namespaced) in KINDS.items():
+            objects = list(getattr(self, attr))
+            setattr(self, attr, objects)
+            for i, obj in enumerate(objects):
+                ns, name = object_key(obj)
+                if name:
+                    self._positions[(kind, ns if namespaced else "", name)] = i
+        self.warnings = list(self.warnings)
+
+    def __copy__(self) -> ClusterState:
+        return self._derived({})
+
+    def _derived(self, lists: dict[str, list[Obj]]) -> ClusterState:
+        """A new state with ``lists`` (attribute -> objects) in place of this state's."""
+        current = {attr: lists.get(attr, getattr(self, attr)) for attr, _ in KINDS.values()}
+        return ClusterState(**current, warnings=self.warnings)
+
+    def with_objects(self, objs: Iterable[Obj]) -> ClusterState:
+        """A new state with ``objs`` added; one with the kind, namespace and name of an object
+        already there takes its place (a what-if, so without a warning). This state is unchanged."""
+        state = self._derived({})
+        for obj in objs:
+            obj = to_v1(obj)
+            entry = KINDS.get(obj.get("kind") or "")
+            if entry is None:
+                raise ValueError(f"{describe(obj)}: kind not used by kubectl-dra")
+            objects: list[Obj] = getattr(state, entry[0])
+            ns, name = object_key(obj)
+            identity = (str(obj.get("kind")), ns if entry[1] else "", name)
+            position = state._positions.get(identity) if name else None
+            if position is not None:
+                objects[position] = obj
+            else:
+                if name:
+                    state._positions[identity] = len(objects)
+                objects.append(obj)
+        return state
+
+    def without(self, kind: str, keys: Collection[tuple[str, str]]) -> ClusterState:
+        """A new state without the objects of ``kind`` whose (namespace, name) is in ``keys``
+        (namespace "" for cluster-scoped kinds, as :func:`object_key` gives). This state is unchanged."""
+        attr = KINDS[kind][0]
+        return self._derived({attr: [o for o in getattr(self, attr) if object_key(o) not in keys]})
+
+    def without_nodes(self, names: Collection[str]) -> ClusterState:
+        """A new state without the Nodes called ``names``."""
+        return self.without("Node", {("", name) for name in names})
+
+    def replacing(self, kind: str, objects: Iterable[Obj]) -> ClusterState:
+        """A new state whose objects of ``kind`` are ``objects`` (in that order). This state is unchanged."""
+        return self._derived({KINDS[kind][0]: list(objects)})
 
     def add(self, obj: Obj, origin: str | None = None) -> bool:
         """Add one object; returns False (and records a warning) for kinds we do not use.
