@@ -80,7 +80,7 @@ def _interleaved(first: Callable[[], Any], second: Callable[[], Any], repeat: in
 def explain_vs_preview(nodes: int = 500, devices: int = 10, repeat: int = 8, profile: bool = False,
                        target: str = TARGET, label: str = "(a)") -> float:
     """Print warm preview and explain times; returns the ratio explain / preview."""
-    from kubectl_dra.explain.plan import explain_plan
+    from kubectl_dra.preview.explained import explain_plan
     from kubectl_dra.gates import FeatureGates
     from kubectl_dra.preview import candidate_nodes, resolve_targets, run_preview
 
@@ -123,7 +123,7 @@ def _first_run_child(kind: str, target: str) -> None:
     while they compute)."""
     from kubectl_dra.cli.common import cyclic_gc_paused
     from kubectl_dra.cli.main import tune_process
-    from kubectl_dra.explain.plan import explain_plan
+    from kubectl_dra.preview.explained import explain_plan
     from kubectl_dra.gates import FeatureGates
     from kubectl_dra.preview import candidate_nodes, resolve_targets, run_preview
 

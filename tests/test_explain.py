@@ -14,7 +14,7 @@ from kubectl_dra.explain import (
 )
 from kubectl_dra.allocation.trace import Rejection, RejectionCode
 from kubectl_dra.cli.explain import render_explanation
-from kubectl_dra.explain.plan import explain_plan
+from kubectl_dra.preview.explained import explain_plan
 from kubectl_dra.cli.main import cli
 from kubectl_dra.gates import FeatureGates
 from kubectl_dra.model.claims import parse_claim

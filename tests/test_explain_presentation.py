@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from kubectl_dra.explain import DOCUMENT_KEYS
-from kubectl_dra.explain.plan import subject_of
+from kubectl_dra.preview.explained import subject_of
 from kubectl_dra.cli.main import cli
 from kubectl_dra.gates import FeatureGates
 from kubectl_dra.preview import resolve_targets
@@ -173,7 +173,7 @@ def test_device_picked_by_another_claim_of_the_pod():
                      claim("first"), claim("second"))
     gates = FeatureGates.default()
     plan = resolve_targets(state, ["claim/first", "claim/second"], namespace="default", gates=gates)
-    from kubectl_dra.explain.plan import explain_plan
+    from kubectl_dra.preview.explained import explain_plan
 
     n = by_node(explain_plan(state, gates, plan))["node-1"]
     second = n.requests[1]

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from kubectl_dra.explain.plan import explain_plan
+from kubectl_dra.preview.explained import explain_plan
 from kubectl_dra.fit import RANKED, SPREAD, count_fit, final_state, fit_document, stop_reasons
 from kubectl_dra.fit.run import per_replica
 from kubectl_dra.gates import FeatureGates

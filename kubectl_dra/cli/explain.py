@@ -22,7 +22,7 @@ import click
 
 from ..errors import UsageError
 from ..explain import Explanation, NodeExplanation, explanation_to_dict, request_results
-from ..explain.plan import explain_plan
+from ..preview.explained import explain_plan
 from ..limits import FILTER_TIMEOUT
 from .completion import complete_target
 from .options import timeout_option

@@ -381,21 +381,12 @@ def stop_reasons(state: ClusterState, result: FitResult, nodes: Sequence[Obj]) -
     exactly the devices the final state's claims hold, and its index already knows every
     device's selector answers); the refiner, which names holders, reads the final state.
     Unlike a preview, no time limit: every node gets its reason."""
-    from ..explain import ExplainTracer, SelectionRefiner, explain_node
+    from ..explain import NodeReasons
     from ..preview.run import run_preview
 
     final = final_state(state, result)
-    refiner = SelectionRefiner(final, result.gates)
-    by_name = {node_name(n): n for n in nodes}
-    preview = run_preview(final, result.plan, result.gates, list(nodes), index=refiner.index,
-                          allocator=result.allocator, timeout=None, explain_failures=False, tracer_factory=lambda node: ExplainTracer(node_name(node), refine=refiner))
-    reasons: dict[str, str] = {}
-    for outcome in preview.nodes:
-        claims = result.plan.claims_for(by_name[outcome.node])
-        allocations = [alloc for _, alloc in outcome.allocations] if outcome.allocated else []
-        tracer = outcome.tracer if isinstance(outcome.tracer, ExplainTracer) else None  # (it always is: made above)
-        reasons[outcome.node] = explain_node(outcome.node, outcome.status, [c.claim for c in claims], tracer,
-                                             results=allocations, reasons=outcome.reasons,
-                                             error=outcome.error).reason
-    result.reasons = reasons
-    return reasons
+    reasons = NodeReasons(final, result.gates)
+    preview = run_preview(final, result.plan, result.gates, list(nodes), allocator=result.allocator, timeout=None,
+                          reasons=reasons, tracer_factory=lambda node: reasons.tracer(node_name(node)))
+    result.reasons = {outcome.node: outcome.reason for outcome in preview.nodes}
+    return result.reasons

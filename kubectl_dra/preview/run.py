@@ -1,4 +1,12 @@
-"""Run the allocator for every candidate node and rank the nodes as the scheduler would."""
+"""Run the allocator for every candidate node and rank the nodes as the scheduler would.
+
+:func:`evaluate_node` is the per-node evaluation every command shares: the node's status,
+its allocations and, for a node that does not fit, its one-line reason from
+:class:`~kubectl_dra.explain.verdict.NodeReasons` (the one source of reasons, which
+``explain`` and ``fit`` read too). Commands that judge nodes (preview, explain, fit,
+pending) call it, or :func:`run_preview` for a list of nodes, and read
+:attr:`NodeOutcome.reason`.
+"""
 
 from __future__ import annotations
 
@@ -18,6 +26,8 @@ if TYPE_CHECKING:
     from ..allocation import Allocator
     from ..allocation.index import ClusterIndex
     from ..allocation.trace import Tracer
+    from ..explain.funnel import NodeExplanation
+    from ..explain.verdict import NodeReasons
     from ..gates import FeatureGates
 
 
@@ -44,10 +54,23 @@ class NodeOutcome:
     error: str | None = None
     #: the tracer used for this node (when explaining), for presenters
     tracer: "Tracer | None" = None
+    #: the node's explanation, when :class:`NodeReasons` made one (its ``reason`` is :attr:`reason`)
+    explanation: "NodeExplanation | None" = None
 
     @property
     def allocated(self) -> bool:
         return self.status == ALLOCATED
+
+    @property
+    def reason(self) -> str:
+        """The one-line reason: "fits", the error, or why the node is unschedulable."""
+        if self.explanation is not None:
+            return self.explanation.reason
+        if self.status == ALLOCATED:
+            return "fits"
+        if self.status == ERROR:
+            return f"error: {self.error or 'allocation failed'}"
+        return "; ".join(self.reasons) or CANNOT_ALLOCATE
 
 
 @dataclass
@@ -92,21 +115,31 @@ def candidate_nodes(state: ClusterState, names: Sequence[str] | None = None,
     return [by_name[n] for n in dict.fromkeys(names)]  # each once, in the order given
 
 
-def failure_reasons(allocator: "Allocator", node: Obj, claims: list[Obj], tracer: "Tracer | None" = None,
-                    deadline: float | None = None) -> list[str]:
-    """The specific reason a node is unschedulable (explain's one-line node reason), from the
-    given explain tracer or from a second, traced allocation attempt; [] when none is known."""
-    from ..explain import ExplainTracer, explain_node  # (only unschedulable nodes need explain)
+def explain_outcome(reasons: "NodeReasons", allocator: "Allocator", node: Obj, claims: "NodeClaims",
+                    outcome: NodeOutcome, deadline: float | None = None) -> NodeOutcome:
+    """``outcome`` with its explanation from ``reasons`` (the one source of node reasons).
 
-    name = node_name(node)
-    try:
-        if not isinstance(tracer, ExplainTracer):
-            tracer = ExplainTracer(name)
-            allocator.allocate(node, claims, tracer=tracer, deadline=deadline)
-        reason = explain_node(name, UNSCHEDULABLE, claims, tracer).reason
-    except DraError:
-        return []
-    return [reason] if reason else []
+    An unschedulable node whose search ran without one of ``reasons``' tracers is searched
+    again with one (the search is deterministic: same verdict, now with its trace); if that
+    attempt fails (time is up), the node keeps the scheduler's generic words."""
+    from ..errors import DraError
+
+    tracer = outcome.tracer
+    searched = list(outcome.reasons) == [CANNOT_ALLOCATE]  # (not ruled out before the search)
+    if outcome.status == UNSCHEDULABLE and searched and claims.open and not reasons.traced(tracer):
+        tracer = reasons.tracer(outcome.node)
+        try:
+            allocator.allocate(node, claims.open, tracer=tracer, deadline=deadline, name=outcome.node)
+        except DraError:
+            outcome.reasons = [CANNOT_ALLOCATE]
+            return outcome
+    results: list[Obj | None] = [alloc for _, alloc in outcome.allocations] if outcome.allocated else []
+    explanation = reasons.explain(outcome.node, outcome.status, [c.claim for c in claims.all], tracer,
+                                  results=results, before=outcome.reasons, error=outcome.error)
+    outcome.tracer, outcome.explanation = tracer, explanation
+    if outcome.status == UNSCHEDULABLE:
+        outcome.reasons = [explanation.reason]
+    return outcome
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,32 +158,50 @@ class NodeClaims:
 
 def evaluate_node(allocator: "Allocator", plan: PreviewPlan, node: Obj, tracer: "Tracer | None" = None,
                   explain_failures: bool = True, deadline: float | None = None,
-                  claims: NodeClaims | None = None) -> NodeOutcome:
+                  claims: NodeClaims | None = None, reasons: "NodeReasons | None" = None) -> NodeOutcome:
     """Allocate the plan's open claims on one node and combine them with the claims already
     allocated; an Error outcome once ``deadline`` (``time.monotonic()``) has passed.
-    ``claims`` is ``NodeClaims.of(plan, node)`` when the caller has it already."""
+    ``claims`` is ``NodeClaims.of(plan, node)`` when the caller has it already.
+
+    With ``explain_failures`` an unschedulable node's :attr:`~NodeOutcome.reason` comes from
+    ``reasons`` (made here from the allocator's snapshot when not given; a run over many
+    nodes passes one); a node searched with one of ``reasons``' tracers gets its explanation
+    whatever its status (what explain shows)."""
+    outcome, claims = _evaluate(allocator, plan, node, tracer, deadline, claims)
+    failed = outcome.status == UNSCHEDULABLE and explain_failures
+    if failed and reasons is None:
+        from ..explain.verdict import NodeReasons
+
+        reasons = NodeReasons(allocator.state, allocator.gates, allocator.cluster)
+    if reasons is not None and (failed or reasons.traced(tracer)):
+        outcome = explain_outcome(reasons, allocator, node, claims, outcome, deadline)
+    return outcome
+
+
+def _evaluate(allocator: "Allocator", plan: PreviewPlan, node: Obj, tracer: "Tracer | None",
+              deadline: float | None, claims: NodeClaims | None) -> tuple[NodeOutcome, NodeClaims]:
+    """The allocator's verdict for one node (see :func:`evaluate_node`), without reasons."""
     name = node_name(node)
-    if deadline is not None and time.monotonic() > deadline:
-        return NodeOutcome(name, ERROR, error=TIMED_OUT, tracer=tracer)
-    blockers = plan.blockers(node)
-    if blockers:
-        return NodeOutcome(name, UNSCHEDULABLE, reasons=blockers, tracer=tracer)
     if claims is None:
         claims = NodeClaims.of(plan, node)
+    if deadline is not None and time.monotonic() > deadline:
+        return NodeOutcome(name, ERROR, error=TIMED_OUT, tracer=tracer), claims
+    blockers = plan.blockers(node)
+    if blockers:
+        return NodeOutcome(name, UNSCHEDULABLE, reasons=blockers, tracer=tracer), claims
     results: list[Obj] = []
     score = 0
     if claims.open:
         try:
             outcome = allocator.allocate(node, claims.open, tracer=tracer, deadline=deadline, name=name)
         except DraError as exc:
-            return NodeOutcome(name, ERROR, error=exc.message, tracer=tracer)
+            return NodeOutcome(name, ERROR, error=exc.message, tracer=tracer), claims
         if not outcome.allocated:
-            reasons = failure_reasons(allocator, node, claims.open, tracer, deadline) if explain_failures else []
-            return NodeOutcome(name, UNSCHEDULABLE, reasons=reasons or [CANNOT_ALLOCATE], tracer=tracer)
+            return NodeOutcome(name, UNSCHEDULABLE, reasons=[CANNOT_ALLOCATE], tracer=tracer), claims
         results, score = outcome.results, outcome.score
     by_claim = iter(results)  # (claims allocated before keep their allocation)
     allocations = [(c, c.allocation if c.allocation is not None else next(by_claim)) for c in claims.all]
-    return NodeOutcome(name, ALLOCATED, score=score, allocations=allocations, tracer=tracer)
+    return NodeOutcome(name, ALLOCATED, score=score, allocations=allocations, tracer=tracer), claims
 
 
 def rank(outcomes: Iterable[NodeOutcome]) -> list[NodeOutcome]:
@@ -163,35 +214,52 @@ def run_preview(state: ClusterState, plan: PreviewPlan, gates: "FeatureGates | N
                 tracer_factory: Callable[[Obj], "Tracer"] | None = None, allocator: "Allocator | None" = None,
                 progress: Callable[[int, int], None] | None = None,
                 explain_failures: bool = True, timeout: float | None = FILTER_TIMEOUT,
-                index: "ClusterIndex | None" = None) -> PreviewResult:
-    """Try ``plan`` on every node in ``nodes``; ``tracer_factory(node)`` gives a tracer per node (explain).
+                index: "ClusterIndex | None" = None, reasons: "NodeReasons | None" = None) -> PreviewResult:
+    """Try ``plan`` on every node in ``nodes``; ``tracer_factory(node)`` gives a tracer per node.
 
-    With ``explain_failures`` an unschedulable node's reason is explain's specific one-liner
-    (a second, traced attempt on that node) instead of the scheduler's generic
-    "cannot allocate all claims". ``timeout`` (seconds; None or 0: no limit) bounds the whole
-    run, as the scheduler's filter timeout bounds one node: nodes not decided by then end
-    as errors with the scheduler's words. ``index`` is the caller's
-    :class:`~kubectl_dra.allocation.index.ClusterIndex` of ``state``, kept across previews
-    of one snapshot (built here when not given).
+    With ``explain_failures`` an unschedulable node's reason is the one every command gives
+    (:class:`~kubectl_dra.explain.verdict.NodeReasons`, made for the run when ``reasons`` is
+    not given) instead of the scheduler's generic "cannot allocate all claims". With
+    ``tracer_factory`` giving ``reasons``' tracers, every node gets its explanation
+    (``NodeOutcome.explanation``, what explain shows). ``timeout``
+    (seconds; None or 0: no limit) bounds the whole run, as the scheduler's filter timeout
+    bounds one node: nodes not decided by then end as errors with the scheduler's words.
+    ``index`` is the caller's :class:`~kubectl_dra.allocation.index.ClusterIndex` of
+    ``state``, kept across previews of one snapshot (built here when not given).
     """
     deadline = time.monotonic() + timeout if timeout else None
     gates = effective_gates(gates)
     if not gates.enabled(BASE_GATE):
         # no DRA: the scheduler's DynamicResources plugin is off and allocates nothing
-        return PreviewResult(plan=plan, gates=gates, nodes=rank(
-            NodeOutcome(node_name(n), UNSCHEDULABLE, reasons=[DRA_DISABLED]) for n in nodes))
+        outcomes = [NodeOutcome(node_name(n), UNSCHEDULABLE, reasons=[DRA_DISABLED]) for n in nodes]
+        if reasons is not None:
+            outcomes = [reasons_for_blocked(reasons, plan, n, o) for n, o in zip(nodes, outcomes)]
+        return PreviewResult(plan=plan, gates=gates, nodes=rank(outcomes))
     if allocator is None:
         from ..allocation import Allocator
 
         # claims being previewed are left out of the in-use devices by key (Allocator.allocate),
         # so a claim from a file does not compete with its stored namesake
         allocator = Allocator(state, gates, index)
+        index = allocator.cluster
+    if reasons is None and explain_failures:
+        from ..explain.verdict import NodeReasons
+
+        reasons = NodeReasons(state, gates, index)
     # without implicit claims for extended resources, every node gets the same claims
     same = NodeClaims.of(plan, nodes[0]) if nodes and not plan.extended else None
     outcomes = []
     for i, node in enumerate(nodes):
         tracer = tracer_factory(node) if tracer_factory is not None else None
-        outcomes.append(evaluate_node(allocator, plan, node, tracer, explain_failures, deadline, same))
+        outcomes.append(evaluate_node(allocator, plan, node, tracer, explain_failures, deadline, same, reasons))
         if progress is not None:
             progress(i + 1, len(nodes))
     return PreviewResult(plan=plan, gates=gates, nodes=rank(outcomes))
+
+
+def reasons_for_blocked(reasons: "NodeReasons", plan: PreviewPlan, node: Obj, outcome: NodeOutcome) -> NodeOutcome:
+    """A node ruled out before any search, explained by ``reasons`` (no trace)."""
+    claims = NodeClaims.of(plan, node)
+    outcome.explanation = reasons.explain(outcome.node, outcome.status, [c.claim for c in claims.all], None,
+                                          before=outcome.reasons)
+    return outcome

@@ -1,25 +1,25 @@
 """Explain a preview plan on nodes: the preview's per-node loop with an explain tracer on
 every node, then one explanation per node and the summary across them (what ``kubectl dra
-explain`` and ``preview --explain`` show; a script can call :func:`explain_plan` directly)."""
+explain`` and ``preview --explain`` show; a script can call :func:`explain_plan` directly).
+
+The reasons are :class:`~kubectl_dra.explain.verdict.NodeReasons`', as for a preview: this
+package uses the explain package, never the other way round."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from ..allocation.index import ClusterIndex
 from ..errors import UsageError
+from ..explain import Explanation, NodeReasons, explanation
 from ..limits import FILTER_TIMEOUT
-from ..preview.nodes import node_name, pod_ref
-from ..preview.run import candidate_nodes, run_preview
-from .cluster import Explanation, explanation
-from .node import explain_node
-from .refine import SelectionRefiner
-from .tracer import ExplainTracer
+from .nodes import node_name, pod_ref
+from .run import candidate_nodes, run_preview
 
 if TYPE_CHECKING:
     from ..gates import FeatureGates
-    from ..preview.targets import PreviewPlan
     from ..state import ClusterState
+    from .targets import PreviewPlan
 
 #: references named in a summary subject before "and N more"
 SUBJECT_REFS = 3
@@ -69,18 +69,13 @@ def explain_plan(state: "ClusterState", gates: "FeatureGates", plan: "PreviewPla
     if not candidates:
         raise UsageError("the cluster state has no nodes to explain (no Node objects and no node-local slices); "
                          "use --node NAME")
-    by_name = {node_name(n): n for n in candidates}
-    index = ClusterIndex(state)  # one index for the previews and the refiner: CEL answers computed once
-    refiner = SelectionRefiner(state, gates, index)
+    index = ClusterIndex(state)  # one index for the previews and the reasons: CEL answers computed once
+    reasons = NodeReasons(state, gates, index)
     result = run_preview(state, plan, gates, candidates, progress=progress, timeout=timeout, index=index,
-                         tracer_factory=lambda node: ExplainTracer(node_name(node), refine=refiner))
-    explained = []
-    for outcome in result.nodes:
-        claims = plan.claims_for(by_name[outcome.node])
-        results: list[Mapping[str, Any] | None] = (
-            [alloc for _, alloc in outcome.allocations] if outcome.allocated else [])
-        tracer = outcome.tracer if isinstance(outcome.tracer, ExplainTracer) else None
-        explained.append(explain_node(outcome.node, outcome.status, [c.claim for c in claims], tracer,
-                                      results=results, reasons=outcome.reasons, error=outcome.error))
+                         reasons=reasons, tracer_factory=lambda node: reasons.tracer(node_name(node)))
+    by_name = {node_name(n): n for n in candidates}
+    explained = [outcome.explanation or reasons.explain(
+        outcome.node, outcome.status, [c.claim for c in plan.claims_for(by_name[outcome.node])], outcome.tracer,
+        before=outcome.reasons, error=outcome.error) for outcome in result.nodes]
     claim_keys = [(str(r["namespace"]), str(r["name"])) for r in plan.claim_refs()]
     return explanation(subject_of(plan, target), explained, every_node=not nodes, claims=claim_keys)
