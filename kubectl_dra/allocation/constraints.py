@@ -70,6 +70,10 @@ class MatchAttribute:
     def push(self, running: Any) -> None:
         self._stack.append(running)
 
+    def state(self) -> Any:
+        """What decides the constraint's later checks: the value devices must match."""
+        return self._stack[-1] if self._stack else None
+
     def pop(self) -> None:
         self._stack.pop()
 
@@ -117,6 +121,10 @@ class DistinctAttribute:
 
     def push(self, entry: Any) -> None:
         self._stack.append(entry)
+
+    def state(self) -> Any:
+        """What decides the constraint's later checks: the values taken so far."""
+        return frozenset(self._stack)
 
     def pop(self) -> None:
         self._stack.pop()

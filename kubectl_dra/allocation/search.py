@@ -40,6 +40,9 @@ if TYPE_CHECKING:
     from .index import NodePools
 
 FAIL, DONE, EXCEEDED = 0, 1, 2
+#: the number of search steps after which a search starts pruning what it has proven
+#: (see Search._escalate): few searches get there, and those that do are long
+ESCALATE_AFTER = 2000
 #: the deadline of a search without one
 _NEVER = float("inf")
 #: where a request's device search starts: (pool index, device index)
@@ -90,7 +93,7 @@ class Search(ClaimPreparation, AllDevicesPruning):
     __slots__ = ("a", "f", "prepared", "node", "claims", "seen", "pools", "in_use", "tracer", "requests", "selected_sub",
                  "constraints", "results", "allocating", "shares", "allocating_capacity", "ledger",
                  "matches", "steps", "ticks", "deadline", "num_requests", "last_rejection", "configured", "all_mode",
-                 "needed_later", "reply")
+                 "needed_later", "reply", "failed", "pruned", "most_later", "admin_later", "escalate_at", "alone", "end")
 
     def __init__(self, allocator: "Allocator", prepared: PreparedClaims, node: Mapping[str, Any],
                  seen: "NodePools", tracer: Tracer | None, deadline: float | None = None) -> None:
@@ -131,6 +134,15 @@ class Search(ClaimPreparation, AllDevicesPruning):
         self.needed_later: dict[tuple[int, int], dict[tuple[str, str, str], RequestData]] = {}
         #: the result of the search step that ended last (see _one)
         self.reply = FAIL
+        #: the states from which the search failed (see _escalate), once it has run long
+        self.failed: dict[Any, int] | None = None
+        self.pruned = 0
+        #: the number of steps after which the search escalates
+        self.escalate_at: float = ESCALATE_AFTER
+        #: whether this search checks one claim on its own (see _claim_cannot_fit)
+        self.alone = False
+        #: the claims searched are those before this one
+        self.end = len(claims)
 
     # -- the recursion ----------------------------------------------------------------------
 
@@ -140,6 +152,52 @@ class Search(ClaimPreparation, AllDevicesPruning):
             return False
         return self._drive((0, 0, 0, 0, False, _START)) == DONE
 
+    def _plan_memo(self) -> None:
+        """Per (claim, request): whether it or a later request of the claim has admin access,
+        and the most devices it and the later ones can take (see _state_key)."""
+        most: dict[tuple[int, int], int] = {}
+        admin: dict[tuple[int, int], bool] = {}
+        for (ci, ri, _), rd in self.requests.items():
+            most[(ci, ri)] = max(most.get((ci, ri), 0), rd.num_devices)
+            admin[(ci, ri)] = admin.get((ci, ri), False) or rd.admin
+        for ci, n in enumerate(self.num_requests):
+            total, any_admin = 0, False
+            for ri in range(n - 1, -1, -1):
+                total += most.get((ci, ri), 0)
+                any_admin = any_admin or admin.get((ci, ri), False)
+                most[(ci, ri)], admin[(ci, ri)] = total, any_admin
+        self.most_later, self.admin_later = most, admin
+
+    def _escalate(self) -> bool:
+        """A search that has run long: start remembering the states from which the search
+        failed (see _state_key), and True when a claim cannot be satisfied on its own (see
+        _claim_cannot_fit); neither changes the answer or the first solution."""
+        if self.tracer is None:  # (a tracer would hear less: see _state_key)
+            self._plan_memo()
+            self.failed = {}
+        if self.alone or len(self.claims) < 2 or not self._search_cannot_fail_with_error():
+            return False
+        return any(self._claim_cannot_fit(ci) for ci in range(len(self.claims)))
+
+    def _claim_cannot_fit(self, ci: int) -> bool:
+        """Whether claim ``ci`` fails even when no other claim of the search takes anything.
+
+        What other claims take only narrows what is left for this one (exclusive devices,
+        counters, capacity and compatibility groups), so then every branch of the whole
+        search fails, as it would after searching them all: only called when nothing in
+        the search can raise an error instead (_search_cannot_fail_with_error)."""
+        alone = Search(self.a, self.prepared, self.node, self.seen, self.tracer, self.deadline)
+        alone.alone = True
+        alone.requests, alone.num_requests, alone.configured = self.requests, self.num_requests, self.configured
+        alone.constraints = [[c.fresh() for c in group] for group in self.constraints]
+        alone.all_mode, alone.needed_later, alone.matches = self.all_mode, self.needed_later, self.matches
+        alone.end = ci + 1
+        try:
+            found = alone._drive((ci, 0, 0, 0, False, _START))
+        finally:
+            self.steps += alone.steps
+        return found != DONE
+
     def _drive(self, call: Call) -> int:
         """Run _one and the calls it makes on an explicit stack: the search goes as deep as a
         claim's devices need without Python recursion (no recursion limit to raise). A call
@@ -148,11 +206,20 @@ class Search(ClaimPreparation, AllDevicesPruning):
         first, crossed = self._settle(*call)
         if first is None:
             return DONE
-        stack = [(self._one(*first), crossed)]
+        failed = self.failed
+        stack = [(self._one(*first), crossed, None)]
         while True:
+            if self.steps >= self.escalate_at:
+                self.escalate_at = _NEVER
+                if self._escalate():
+                    return FAIL
+                failed = self.failed
             call = next(stack[-1][0], None)
             if call is None:  # that step ended, its result in self.reply
-                if stack.pop()[1] and self.reply == EXCEEDED:
+                _, crossed, key = stack.pop()
+                if key is not None and self.reply != DONE:
+                    failed[key] = self.reply
+                if crossed and self.reply == EXCEEDED:
                     self.reply = FAIL  # the claim limit of one claim does not end the search of the one before
                 if not stack:
                     return self.reply
@@ -160,8 +227,39 @@ class Search(ClaimPreparation, AllDevicesPruning):
                 nxt, crossed = self._settle(*call)
                 if nxt is None:
                     self.reply = DONE
-                else:
-                    stack.append((self._one(*nxt), crossed))
+                    continue
+                key = None
+                if failed is not None and nxt[3] == 0:
+                    key = self._state_key(nxt)
+                    known = failed.get(key)
+                    if known is not None:
+                        self.pruned += 1
+                        self.reply = FAIL if crossed and known == EXCEEDED else known
+                        continue
+                stack.append((self._one(*nxt), crossed, key))
+
+    def _state_key(self, call: Call) -> Any:
+        """Everything the search from the start of a request depends on: the request, the
+        devices held (exclusively, or the capacity taken of a shared one), and of the
+        current claim: the state of its constraints, the devices it holds itself (when
+        admin access makes that matter) and how many it has (when the limit can matter)."""
+        ci = call[0]
+        results = self.results
+        held = []
+        for c in range(ci + 1):
+            for t in results[c]:
+                if t.holders is not None:
+                    held.append(t.device.id)
+        held.sort()
+        shared = self.allocating_capacity
+        shares = tuple(sorted((did, tuple(sorted(shared[did].items()))) for did, n in self.shares.items() if n))
+        mine: Any = None
+        if self.admin_later.get(call[:2]):
+            mine = frozenset(t.device.id for t in results[ci] if t.holders is not None)
+        count = len(results[ci])
+        if count + self.most_later[call[:2]] <= ALLOCATION_RESULTS_MAX:
+            count = -1
+        return (call[:5], tuple(held), shares, mine, count, tuple(c.state() for c in self.constraints[ci]))
 
     def _settle(self, ci: int, ri: int, si: int, di: int, in_sub: bool,
                 start: tuple[int, int]) -> tuple[Call | None, bool]:
@@ -173,7 +271,7 @@ class Search(ClaimPreparation, AllDevicesPruning):
         crossed = False
         moved = 0  # steps that only moved on
         requests, num_requests = self.requests, self.num_requests
-        num_claims = len(num_requests)
+        num_claims = self.end
         while ci < num_claims:
             if ri < num_requests[ci]:
                 rd = requests[(ci, ri, si)]
