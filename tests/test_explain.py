@@ -42,7 +42,8 @@ def resource_slice(node: str, devices: list[dict], name: str = "gpus", count: in
 
 
 def node(name: str) -> dict:
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}}
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name},
+            "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}}}
 
 
 def claim(name: str = "train", count: int = 1, selectors: list[str] | None = None, cls: str = "gpu",

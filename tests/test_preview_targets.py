@@ -49,8 +49,7 @@ def pod(name: str, claims: list[dict], ns: str = "default", **spec: Any) -> dict
 
 def node(name: str, labels: dict | None = None, allocatable: dict | None = None) -> dict:
     obj: dict[str, Any] = {"kind": "Node", "metadata": {"name": name, "labels": labels or {}}}
-    if allocatable:
-        obj["status"] = {"allocatable": allocatable}
+    obj["status"] = {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110", **(allocatable or {})}}
     return obj
 
 
@@ -174,7 +173,7 @@ def test_pod_node_filters() -> None:
     assert plan.blockers(node("n2", {"zone": "z2"})) == ["node(s) didn't match Pod's node affinity/selector"]
     bound = resolve_targets(state, ["pod/q"])
     assert bound.blockers(node("n2")) == []
-    assert "bound to node n2" in bound.blockers(node("n1"))[0]
+    assert bound.blockers(node("n1")) == ["node(s) didn't match the requested node name"]
 
 
 def test_pod_required_node_affinity() -> None:
@@ -217,9 +216,9 @@ def test_extended_resource_claim() -> None:
     # a node serving example.com/gpu through a device plugin only needs DRA for the NIC
     partial = plan.claims_for(node("n2", allocatable={"example.com/gpu": "8"}))
     assert [r["name"] for r in partial[0].claim["spec"]["devices"]["requests"]] == ["container-1-request-0"]
-    # gate off: no implicit claim, nothing to preview
-    with pytest.raises(UsageError):
-        resolve_targets(state, ["pod/p"], gates=Gates(DRAExtendedResource=False))
+    # gate off: no implicit claim; the pod is still previewed (NodeResourcesFit counts example.com/gpu)
+    off = resolve_targets(state, ["pod/p"], gates=Gates(DRAExtendedResource=False))
+    assert off.claims == [] and off.extended == [] and [p["metadata"]["name"] for p in off.pods] == ["p"]
 
 
 def test_extended_init_containers_reuse_long_lived_devices() -> None:

@@ -113,6 +113,8 @@ def _run(targets: Sequence[str], filenames: Sequence[str], nodes: Sequence[str],
                              timeout=timeout)
     if show_progress:
         click.echo("\r" + " " * 40 + "\r", err=True, nl=False)
+    for note in result.notes:
+        warn(note)
     _emit(result, output, no_headers)
     if explain:
         click.echo("")
@@ -172,9 +174,14 @@ def _emit(result: "PreviewResult", output: str, no_headers: bool) -> None:
 
 
 def summary(result: "PreviewResult") -> str:
-    """One line: how many nodes fit and the best one."""
+    """One line: how many nodes fit and the best one; for a pod that fits nowhere, the
+    scheduler's own FailedScheduling line."""
     fitting = result.fitting
     total = len(result.nodes)
+    if result.plan.pods and not fitting:
+        return result.fit_error()
+    if result.plan.pods and not (result.plan.claims or result.plan.extended):
+        return f"the pod fits on {len(fitting)} of {total} node{'s' if total != 1 else ''}; best: {fitting[0].node}"
     if not fitting:
         return f"the claims fit on none of {total} node{'s' if total != 1 else ''}"
     return f"the claims fit on {len(fitting)} of {total} node{'s' if total != 1 else ''}; best: {fitting[0].node}"
@@ -243,6 +250,9 @@ def table_rows(result: "PreviewResult", wide: bool) -> list[tuple[bool, list[str
             message = outcome.error if outcome.error is not None else "; ".join(outcome.reasons)
             rows.append((True, head + [message or ""]))
             continue
+        if not outcome.allocations:  # a pod without claims: it fits, no device to show
+            rows.append((False, [outcome.node, outcome.status] + ([str(outcome.score)] if wide else [])
+                         + ["<none>", "", "", ""] + (["", "", ""] if wide else [])))
         for claim, allocation in outcome.allocations:
             label = f"{claim.namespace}/{claim.name}" + (" (allocated)" if claim.allocation is not None else "")
             devices = (allocation.get("devices") or {}).get("results") or []

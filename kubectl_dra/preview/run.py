@@ -29,7 +29,14 @@ if TYPE_CHECKING:
     from ..explain.funnel import NodeExplanation
     from ..explain.verdict import NodeReasons
     from ..gates import FeatureGates
+    from ..scheduling import SchedulingIndex
+    from .pods import PlanPods
 
+
+#: the DynamicResources filter (the allocator), last in a pod's chain
+DYNAMIC_RESOURCES = "DynamicResources"
+#: the scheduler's words for a claim allocated with devices the node cannot reach
+CLAIM_NOT_AVAILABLE = "resourceclaim not available on the node"
 
 ALLOCATED = "Allocated"
 UNSCHEDULABLE = "Unschedulable"
@@ -56,6 +63,12 @@ class NodeOutcome:
     tracer: "Tracer | None" = None
     #: the node's explanation, when :class:`NodeReasons` made one (its ``reason`` is :attr:`reason`)
     explanation: "NodeExplanation | None" = None
+    #: for pods: the filter plugin that refused the node ("NodeResourcesFit", ..., "DynamicResources")
+    plugin: str = ""
+    #: what explain adds to the reason: amounts, domains, the pods in the way
+    detail: Sequence[str] = ()
+    #: the refusal in kube-scheduler's words (what its FailedScheduling event counts)
+    scheduler_reasons: Sequence[str] = ()
 
     @property
     def allocated(self) -> bool:
@@ -80,10 +93,19 @@ class PreviewResult:
     plan: PreviewPlan
     gates: "FeatureGates | None"
     nodes: list[NodeOutcome]
+    #: what the filters could not check for the plan's pods (volumes, unknown node resources)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def fitting(self) -> list[NodeOutcome]:
         return [n for n in self.nodes if n.allocated]
+
+    def fit_error(self) -> str:
+        """kube-scheduler's FailedScheduling line for these nodes (``0/5 nodes are available: ...``)."""
+        from ..scheduling import fit_error
+
+        return fit_error(len(self.nodes), (n.scheduler_reasons or ([n.error] if n.error else n.reasons)
+                                           for n in self.nodes if not n.allocated))
 
     @property
     def all_errors(self) -> bool:
@@ -158,7 +180,8 @@ class NodeClaims:
 
 def evaluate_node(allocator: "Allocator", plan: PreviewPlan, node: Obj, tracer: "Tracer | None" = None,
                   explain_failures: bool = True, deadline: float | None = None,
-                  claims: NodeClaims | None = None, reasons: "NodeReasons | None" = None) -> NodeOutcome:
+                  claims: NodeClaims | None = None, reasons: "NodeReasons | None" = None,
+                  pods: "PlanPods | None" = None) -> NodeOutcome:
     """Allocate the plan's open claims on one node and combine them with the claims already
     allocated; an Error outcome once ``deadline`` (``time.monotonic()``) has passed.
     ``claims`` is ``NodeClaims.of(plan, node)`` when the caller has it already.
@@ -166,8 +189,12 @@ def evaluate_node(allocator: "Allocator", plan: PreviewPlan, node: Obj, tracer: 
     With ``explain_failures`` an unschedulable node's :attr:`~NodeOutcome.reason` comes from
     ``reasons`` (made here from the allocator's snapshot when not given; a run over many
     nodes passes one); a node searched with one of ``reasons``' tracers gets its explanation
-    whatever its status (what explain shows)."""
-    outcome, claims = _evaluate(allocator, plan, node, tracer, deadline, claims)
+    whatever its status (what explain shows).
+
+    With ``pods`` (the plan's pods against the snapshot's NodeInfo index), every filter of
+    kube-scheduler's default profile before DynamicResources runs first; the first refusal
+    ends the node in the scheduler's words (``plugin``, ``scheduler_reasons``, ``detail``)."""
+    outcome, claims = _evaluate(allocator, plan, node, tracer, deadline, claims, pods)
     failed = outcome.status == UNSCHEDULABLE and explain_failures
     if failed and reasons is None:
         from ..explain.verdict import NodeReasons
@@ -179,16 +206,27 @@ def evaluate_node(allocator: "Allocator", plan: PreviewPlan, node: Obj, tracer: 
 
 
 def _evaluate(allocator: "Allocator", plan: PreviewPlan, node: Obj, tracer: "Tracer | None",
-              deadline: float | None, claims: NodeClaims | None) -> tuple[NodeOutcome, NodeClaims]:
-    """The allocator's verdict for one node (see :func:`evaluate_node`), without reasons."""
+              deadline: float | None, claims: NodeClaims | None,
+              pods: "PlanPods | None" = None) -> tuple[NodeOutcome, NodeClaims]:
+    """The filter chain's verdict for one node (see :func:`evaluate_node`), without reasons."""
     name = node_name(node)
     if claims is None:
         claims = NodeClaims.of(plan, node)
     if deadline is not None and time.monotonic() > deadline:
         return NodeOutcome(name, ERROR, error=TIMED_OUT, tracer=tracer), claims
-    blockers = plan.blockers(node)
-    if blockers:
-        return NodeOutcome(name, UNSCHEDULABLE, reasons=blockers, tracer=tracer), claims
+    if pods is not None:
+        status = pods.filter(name)
+        if status is not None:
+            return NodeOutcome(name, UNSCHEDULABLE, reasons=status.reasons, tracer=tracer, plugin=status.plugin,
+                               detail=status.detail, scheduler_reasons=status.reasons), claims
+        blockers = plan.claim_blockers(node)
+        if blockers:
+            return NodeOutcome(name, UNSCHEDULABLE, reasons=blockers, tracer=tracer, plugin=DYNAMIC_RESOURCES,
+                               scheduler_reasons=(CLAIM_NOT_AVAILABLE,)), claims
+    else:
+        blockers = plan.blockers(node)
+        if blockers:
+            return NodeOutcome(name, UNSCHEDULABLE, reasons=blockers, tracer=tracer), claims
     results: list[Obj] = []
     score = 0
     if claims.open:
@@ -197,7 +235,10 @@ def _evaluate(allocator: "Allocator", plan: PreviewPlan, node: Obj, tracer: "Tra
         except DraError as exc:
             return NodeOutcome(name, ERROR, error=exc.message, tracer=tracer), claims
         if not outcome.allocated:
-            return NodeOutcome(name, UNSCHEDULABLE, reasons=[CANNOT_ALLOCATE], tracer=tracer), claims
+            # (the filter is named for pods, whose chain has others; a claim's only filter is this one)
+            return NodeOutcome(name, UNSCHEDULABLE, reasons=[CANNOT_ALLOCATE], tracer=tracer,
+                               plugin=DYNAMIC_RESOURCES if pods is not None else "",
+                               scheduler_reasons=(CANNOT_ALLOCATE,)), claims
         results, score = outcome.results, outcome.score
     by_claim = iter(results)  # (claims allocated before keep their allocation)
     allocations = [(c, c.allocation if c.allocation is not None else next(by_claim)) for c in claims.all]
@@ -214,7 +255,8 @@ def run_preview(state: ClusterState, plan: PreviewPlan, gates: "FeatureGates | N
                 tracer_factory: Callable[[Obj], "Tracer"] | None = None, allocator: "Allocator | None" = None,
                 progress: Callable[[int, int], None] | None = None,
                 explain_failures: bool = True, timeout: float | None = FILTER_TIMEOUT,
-                index: "ClusterIndex | None" = None, reasons: "NodeReasons | None" = None) -> PreviewResult:
+                index: "ClusterIndex | None" = None, reasons: "NodeReasons | None" = None,
+                scheduling: "SchedulingIndex | None" = None) -> PreviewResult:
     """Try ``plan`` on every node in ``nodes``; ``tracer_factory(node)`` gives a tracer per node.
 
     With ``explain_failures`` an unschedulable node's reason is the one every command gives
@@ -225,16 +267,23 @@ def run_preview(state: ClusterState, plan: PreviewPlan, gates: "FeatureGates | N
     (seconds; None or 0: no limit) bounds the whole run, as the scheduler's filter timeout
     bounds one node: nodes not decided by then end as errors with the scheduler's words.
     ``index`` is the caller's :class:`~kubectl_dra.allocation.index.ClusterIndex` of
-    ``state``, kept across previews of one snapshot (built here when not given).
+    ``state``, kept across previews of one snapshot (built here when not given). A plan with
+    pods goes through the scheduler's other filters first (:mod:`kubectl_dra.scheduling`),
+    against ``scheduling``, the caller's index of the snapshot's nodes and bound pods (built
+    here when not given).
     """
+    from .pods import plan_pods
+
     deadline = time.monotonic() + timeout if timeout else None
     gates = effective_gates(gates)
-    if not gates.enabled(BASE_GATE):
+    pods = plan_pods(state, plan, nodes, scheduling)
+    notes = pods.notes if pods is not None else []
+    if not gates.enabled(BASE_GATE) and (plan.claims or plan.extended):
         # no DRA: the scheduler's DynamicResources plugin is off and allocates nothing
         outcomes = [NodeOutcome(node_name(n), UNSCHEDULABLE, reasons=[DRA_DISABLED]) for n in nodes]
         if reasons is not None:
             outcomes = [reasons_for_blocked(reasons, plan, n, o) for n, o in zip(nodes, outcomes)]
-        return PreviewResult(plan=plan, gates=gates, nodes=rank(outcomes))
+        return PreviewResult(plan=plan, gates=gates, nodes=rank(outcomes), notes=notes)
     if allocator is None:
         from ..allocation import Allocator
 
@@ -251,10 +300,11 @@ def run_preview(state: ClusterState, plan: PreviewPlan, gates: "FeatureGates | N
     outcomes = []
     for i, node in enumerate(nodes):
         tracer = tracer_factory(node) if tracer_factory is not None else None
-        outcomes.append(evaluate_node(allocator, plan, node, tracer, explain_failures, deadline, same, reasons))
+        outcomes.append(evaluate_node(allocator, plan, node, tracer, explain_failures, deadline, same, reasons,
+                                      pods))
         if progress is not None:
             progress(i + 1, len(nodes))
-    return PreviewResult(plan=plan, gates=gates, nodes=rank(outcomes))
+    return PreviewResult(plan=plan, gates=gates, nodes=rank(outcomes), notes=notes)
 
 
 def reasons_for_blocked(reasons: "NodeReasons", plan: PreviewPlan, node: Obj, outcome: NodeOutcome) -> NodeOutcome:

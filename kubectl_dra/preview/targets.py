@@ -179,12 +179,20 @@ class PreviewPlan:
         return claims
 
     def blockers(self, node: Obj) -> list[str]:
-        """Why ``node`` is out of the question before any device is looked at (empty: it is not)."""
+        """Why ``node`` is out of the question before any device is looked at (empty: it is
+        not): the node-only filters of the plan's pods (node name, cordon, taints, node
+        affinity; the full chain is :class:`~kubectl_dra.preview.pods.PlanPods`'), then
+        claims allocated with devices the node cannot reach."""
         reasons: list[str] = []
         for pod in self.pods:
             reason = pod_fits_node(pod, node)
             if reason and reason not in reasons:
                 reasons.append(reason)
+        return reasons + self.claim_blockers(node)
+
+    def claim_blockers(self, node: Obj) -> list[str]:
+        """Claims of the plan already allocated with devices ``node`` cannot reach (DynamicResources refuses it)."""
+        reasons: list[str] = []
         for claim in self.claims:
             alloc = claim.allocation
             if alloc is not None and not selector_matches(node, alloc.get("nodeSelector")):
@@ -659,9 +667,6 @@ def resolve_targets(state: ClusterState, targets: Iterable[str], objects: Iterab
             target = replace(target, namespace=namespace_of(state, target.kind, target.name))
         resolver.add_target(target)
     plan = resolver.plan
-    if not plan.claims and not plan.extended:
-        if plan.pods:
-            raise UsageError("the pod(s) have no resource claims and no DRA-backed extended resources; "
-                             "nothing to preview")
+    if not plan.claims and not plan.extended and not plan.pods:
         raise UsageError("nothing to preview: name a claim, template/NAME, pod/NAME, podgroup/NAME or use -f FILE")
     return plan

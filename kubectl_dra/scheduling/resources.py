@@ -1,0 +1,165 @@
+"""A pod's resource requests and a node's allocatable, in the units kube-scheduler counts.
+
+The requests are worked out as upstream's resource helpers do (component-helpers
+``PodRequests``): the containers' requests summed; each init container's requests, plus
+those of the restartable init containers (sidecars) before it, taken as a maximum; the
+sidecars' own requests added to the total; pod-level requests (cpu, memory, hugepages-*)
+replacing the aggregate where set and the feature is on; ``spec.overhead`` added. A
+missing request of a resource whose limit is set is the limit, as API defaulting makes it.
+
+Units are those of the scheduler's ``framework.Resource``: cpu in millicores, everything
+else (memory, ephemeral-storage, hugepages-*, extended resources) as whole units, each
+rounded up from the exact sum.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any, Iterable, Mapping
+
+from ..errors import DraError, InputError
+from ..quantity import Quantity
+
+CPU = "cpu"
+MEMORY = "memory"
+EPHEMERAL_STORAGE = "ephemeral-storage"
+PODS = "pods"
+HUGEPAGES_PREFIX = "hugepages-"
+#: resources the pod-level ``spec.resources`` may set (with the hugepages-* family)
+POD_LEVEL = (CPU, MEMORY)
+
+Requests = dict[str, int]
+
+
+def is_native(name: str) -> bool:
+    """A resource in the kubernetes.io namespace (no prefix, or one ending in kubernetes.io)."""
+    return "/" not in name or "kubernetes.io/" in name
+
+
+def is_extended(name: str) -> bool:
+    """Upstream IsExtendedResourceName: a prefixed name outside kubernetes.io (``nvidia.com/gpu``)."""
+    return not is_native(name) and not name.startswith("requests.")
+
+
+def is_counted(name: str) -> bool:
+    """Whether NodeResourcesFit counts the resource: cpu, memory, ephemeral-storage and the
+    scalar resources (extended, hugepages-*, prefixed native, attachable volumes)."""
+    return (name in (CPU, MEMORY, EPHEMERAL_STORAGE) or is_extended(name) or name.startswith(HUGEPAGES_PREFIX)
+            or (("/" in name) and "kubernetes.io/" in name) or name.startswith("attachable-volumes-"))
+
+
+def quantity(value: Any, where: str) -> Fraction:
+    """The exact value of a quantity field; :class:`InputError` naming ``where`` when malformed."""
+    try:
+        return Quantity.from_json(value).value
+    except DraError as exc:
+        raise InputError(f"{where}: {value!r} is not a valid quantity ({exc})") from None
+
+
+def to_units(name: str, value: Fraction) -> int:
+    """A resource's exact amount in the scheduler's units (millicores for cpu), rounded up."""
+    if name == CPU:
+        value = value * 1000
+    return math.ceil(value) if value >= 0 else -math.ceil(-value)
+
+
+def _resource_list(values: Any, where: str) -> dict[str, Fraction]:
+    if values is None:
+        return {}
+    if not isinstance(values, dict):
+        raise InputError(f"{where}: must be a map of resource names to quantities")
+    return {str(k): quantity(v, f"{where}[{k}]") for k, v in values.items()}
+
+
+def container_requests(container: Mapping[str, Any], where: str) -> dict[str, Fraction]:
+    """A container's requests, each missing one defaulted from its limit."""
+    resources = container.get("resources") or {}
+    limits = _resource_list(resources.get("limits"), f"{where}.resources.limits")
+    requests = _resource_list(resources.get("requests"), f"{where}.resources.requests")
+    return {**limits, **requests}
+
+
+def _add(into: dict[str, Fraction], values: Mapping[str, Fraction]) -> None:
+    for k, v in values.items():
+        into[k] = into.get(k, Fraction(0)) + v
+
+
+def _max(into: dict[str, Fraction], values: Mapping[str, Fraction]) -> None:
+    for k, v in values.items():
+        if k not in into or v > into[k]:
+            into[k] = v
+
+
+def _is_pod_level(name: str) -> bool:
+    return name in POD_LEVEL or name.startswith(HUGEPAGES_PREFIX)
+
+
+def pod_request_values(pod: Mapping[str, Any], pod_level: bool = True, where: str = "") -> dict[str, Fraction]:
+    """The pod's exact requests per resource (before rounding to the scheduler's units)."""
+    spec = pod.get("spec") or {}
+    where = where or "pod"
+    total: dict[str, Fraction] = {}
+    for i, container in enumerate(spec.get("containers") or []):
+        _add(total, container_requests(container or {}, f"{where}: spec.containers[{i}]"))
+    sidecars: dict[str, Fraction] = {}
+    init_max: dict[str, Fraction] = {}
+    for i, container in enumerate(spec.get("initContainers") or []):
+        reqs = container_requests(container or {}, f"{where}: spec.initContainers[{i}]")
+        if (container or {}).get("restartPolicy") == "Always":
+            _add(total, reqs)
+            _add(sidecars, reqs)
+            using = dict(sidecars)
+        else:
+            using = dict(reqs)
+            _add(using, sidecars)
+        _max(init_max, using)
+    _max(total, init_max)
+    if pod_level:
+        pod_resources = spec.get("resources") or {}
+        level = {k: v for k, v in {**_resource_list(pod_resources.get("limits"), f"{where}: spec.resources.limits"),
+                                   **_resource_list(pod_resources.get("requests"),
+                                                    f"{where}: spec.resources.requests")}.items()
+                 if _is_pod_level(k)}
+        total.update(level)
+    _add(total, _resource_list(spec.get("overhead"), f"{where}: spec.overhead"))
+    return total
+
+
+def pod_requests(pod: Mapping[str, Any], pod_level: bool = True, where: str = "") -> Requests:
+    """The pod's requests in the scheduler's units, counted resources only, zeros left out."""
+    values = pod_request_values(pod, pod_level, where)
+    return {k: n for k, v in values.items() if is_counted(k) and (n := to_units(k, v)) != 0}
+
+
+def allocatable(node: Mapping[str, Any], where: str) -> Requests | None:
+    """A node's ``status.allocatable`` in the scheduler's units (``pods`` included); None
+    when the node has no allocatable at all (the scheduler then sees zero of everything)."""
+    values = (node.get("status") or {}).get("allocatable")
+    if not values:
+        return None
+    parsed = _resource_list(values, f"{where}: status.allocatable")
+    return {k: to_units(k, v) for k, v in parsed.items()}
+
+
+def add_into(total: Requests, values: Mapping[str, int]) -> None:
+    """Add one pod's requests to a node's requested total."""
+    for k, v in values.items():
+        total[k] = total.get(k, 0) + v
+
+
+def describe_amount(name: str, units: int) -> str:
+    """An amount for people: cpu as cores (``7.5``), bytes as Ki/Mi/Gi when exact."""
+    if name == CPU:
+        return f"{units / 1000:g}" if units % 1000 else str(units // 1000)
+    if name in (MEMORY, EPHEMERAL_STORAGE) or name.startswith(HUGEPAGES_PREFIX):
+        for suffix, size in (("Ti", 1 << 40), ("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)):
+            if units and units % size == 0:
+                return f"{units // size}{suffix}"
+    return str(units)
+
+
+def names(values: Iterable[str]) -> list[str]:
+    """Resource names in the order the scheduler checks them: cpu, memory, ephemeral-storage, then the rest sorted."""
+    fixed = [n for n in (CPU, MEMORY, EPHEMERAL_STORAGE) if n in values]
+    return fixed + sorted(n for n in values if n not in (CPU, MEMORY, EPHEMERAL_STORAGE, PODS))

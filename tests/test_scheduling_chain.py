@@ -1,0 +1,135 @@
+"""The scheduler's filter chain for pods, end to end through preview's evaluate_pod and the CLI."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kubectl_dra.errors import InputError
+from kubectl_dra.preview.pods import evaluate_pod
+from kubectl_dra.scheduling import SchedulingIndex, fit_error
+from kubectl_dra.scheduling.chain import PodFilters
+from kubectl_dra.state import ClusterState
+
+
+def node(name: str, zone: str = "z1", cpu: str = "4", pods: str = "110", **extra: Any) -> dict:
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "zone": zone}},
+            "spec": extra.pop("spec", {}),
+            "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": pods, **extra}}}
+
+
+def pod(name: str, cpu: str | None = None, node_name: str | None = None, labels: dict | None = None,
+        **spec: Any) -> dict:
+    container: dict[str, Any] = {"name": "c", "image": "x"}
+    if cpu:
+        container["resources"] = {"requests": {"cpu": cpu}}
+    if "ports" in spec:
+        container["ports"] = spec.pop("ports")
+    body: dict[str, Any] = {"containers": [container], **spec}
+    if node_name:
+        body["nodeName"] = node_name
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default",
+                                                           "labels": labels or {}},
+            "spec": body, "status": {"phase": "Running" if node_name else "Pending"}}
+
+
+def state(*objs: dict) -> ClusterState:
+    s = ClusterState()
+    s.extend(objs)
+    return s
+
+
+def reasons(result: Any) -> dict[str, tuple[str, ...]]:
+    return {n.node: tuple(n.reasons) for n in result.nodes}
+
+
+def test_pod_without_claims_is_answered_with_the_scheduler_words() -> None:
+    s = state(node("a"), node("b"), pod("busy", "3", "a"))
+    result = evaluate_pod(s, pod("new", "2"))
+    assert reasons(result) == {"b": (), "a": ("Insufficient cpu",)}
+    (a,) = [n for n in result.nodes if n.node == "a"]
+    assert a.plugin == "NodeResourcesFit" and a.detail == ("cpu: 1 of 4 left, the pod needs 2",)
+
+
+def test_finished_pods_do_not_count_and_fit_error_line() -> None:
+    done = pod("done", "3", "a")
+    done["status"]["phase"] = "Succeeded"
+    s = state(node("a"), node("b", pods="1"), pod("x", "1", "b"), done)
+    result = evaluate_pod(s, pod("new", "5"))
+    assert reasons(result) == {"a": ("Insufficient cpu",), "b": ("Too many pods", "Insufficient cpu")}
+    assert result.fit_error() == "0/2 nodes are available: 1 Too many pods, 2 Insufficient cpu."
+
+
+def test_fit_error_sorts_the_histogram_as_strings() -> None:
+    line = fit_error(5, [["Insufficient cpu"], ["Insufficient cpu"], ["cannot allocate all claims"]] + [
+        ["cannot allocate all claims"]] * 2)
+    assert line == "0/5 nodes are available: 2 Insufficient cpu, 3 cannot allocate all claims."
+
+
+def test_host_ports() -> None:
+    s = state(node("a"), node("b"), pod("web", None, "a", ports=[{"containerPort": 80, "hostPort": 8080}]))
+    result = evaluate_pod(s, pod("new", None, ports=[{"containerPort": 80, "hostPort": 8080, "hostIP": "10.0.0.1"}]))
+    assert reasons(result)["a"] == ("node(s) didn't have free ports for the requested pod ports",)
+    assert reasons(result)["b"] == ()
+
+
+def anti(key: str = "kubernetes.io/hostname") -> dict:
+    return {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "trainer"}}, "topologyKey": key}]}}
+
+
+def test_required_anti_affinity_both_ways() -> None:
+    s = state(node("a"), node("b"), node("c", zone="z2"), pod("trainer-3", None, "a", {"app": "trainer"}))
+    result = evaluate_pod(s, pod("new", None, labels={"app": "trainer"}, affinity=anti()))
+    assert reasons(result) == {"a": ("node(s) didn't match pod anti-affinity rules",), "b": (), "c": ()}
+    (a,) = [n for n in result.nodes if n.node == "a"]
+    assert a.detail == ("anti-affinity with pod default/trainer-3 on this node",)
+    # the bound pod's anti-affinity (by zone) keeps a matching newcomer out of its zone
+    s = state(node("a"), node("b"), node("c", zone="z2"), pod("old", None, "a", {"app": "x"}, affinity=anti("zone")))
+    result = evaluate_pod(s, pod("new", None, labels={"app": "trainer"}))
+    assert reasons(result) == {"a": ("node(s) didn't satisfy existing pods anti-affinity rules",),
+                               "b": ("node(s) didn't satisfy existing pods anti-affinity rules",), "c": ()}
+
+
+def spread(max_skew: int = 1, key: str = "zone", **extra: Any) -> list[dict]:
+    return [{"maxSkew": max_skew, "topologyKey": key, "whenUnsatisfiable": "DoNotSchedule",
+             "labelSelector": {"matchLabels": {"app": "web"}}, **extra}]
+
+
+def test_topology_spread() -> None:
+    s = state(node("a"), node("b", zone="z2"), node("nolabel"), pod("w1", None, "a", {"app": "web"}))
+    s.nodes[2]["metadata"]["labels"] = {}
+    result = evaluate_pod(s, pod("new", None, labels={"app": "web"}, topologySpreadConstraints=spread()))
+    assert reasons(result) == {
+        "a": ("node(s) didn't match pod topology spread constraints",), "b": (),
+        "nolabel": ("node(s) didn't match pod topology spread constraints (missing required label)",)}
+    (a,) = [n for n in result.nodes if n.node == "a"]
+    assert "zone=z1 would have skew 2 > maxSkew 1" in a.detail[0]
+
+
+@pytest.mark.parametrize("spec, field", [
+    ({"containers": [{"name": "c", "resources": {"requests": {"cpu": "lots"}}}]}, "spec.containers[0].resources.requests[cpu]"),
+    ({"containers": [{"name": "c"}], "topologySpreadConstraints": spread(-1)}, "spec.topologySpreadConstraints[0].maxSkew"),
+    ({"containers": [{"name": "c"}], "topologySpreadConstraints": spread(1, "bad key!")},
+     "spec.topologySpreadConstraints[0].topologyKey"),
+])
+def test_bad_input_names_object_and_field(spec: dict, field: str) -> None:
+    bad = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"}, "spec": spec}
+    with pytest.raises(InputError) as err:
+        PodFilters(SchedulingIndex([node("a")]), bad)
+    assert "Pod default/p" in str(err.value) and field in str(err.value)
+
+
+def test_node_without_allocatable_is_refused_as_the_scheduler_does() -> None:
+    bare = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "bare"}}
+    result = evaluate_pod(state(bare), pod("new", None))
+    (outcome,) = result.nodes
+    assert outcome.reasons == ("Too many pods",) and "no status.allocatable" in outcome.detail[-1]
+
+
+def test_a_previewed_bound_pod_is_not_counted_against_itself() -> None:
+    running = pod("p", "3", "a", ports=[{"containerPort": 1, "hostPort": 9}])
+    result = evaluate_pod(state(node("a"), running), running)
+    assert reasons(result) == {"a": ()}
