@@ -105,8 +105,8 @@ def test_every_node_in_error_exits_2(tmp_path: Path) -> None:
 
 def test_help_says_what_is_modelled() -> None:
     text = CliRunner().invoke(cli, ["fit", "--help"]).stdout
-    assert "DRA devices only" in text and "upper bound" in text
-    assert "CPU, memory, pod count limits" in text
+    assert "NodeResourcesFit" in text and "InterPodAffinity" in text and "upper bound" in text
+    assert "Volumes (PVCs) and preemption are not modelled" in text
     for option in ("--replicas", "--max", "--node", "--spread", "--feature-gates", "--kubernetes-version", "--state"):
         assert option in text
 

@@ -66,7 +66,7 @@ def test_single_gpu_where_counters_are_free() -> None:
 
 def test_document_contract_keys() -> None:
     _, doc = preview_json("-f", str(CLAIMS / "01-single-gpu.yaml"))
-    assert list(doc) == ["apiVersion", "kind", "featureGates", "claims", "nodes"]
+    assert list(doc) == ["apiVersion", "kind", "featureGates", "claims", "nodes", "modelled"]
     assert doc["apiVersion"] == "kubectl-dra/v1" and doc["kind"] == "Preview"
     assert doc["claims"] == [{"namespace": "ml-team", "name": "single-gpu"}]
     assert doc["featureGates"]["DRAPartitionableDevices"] is True

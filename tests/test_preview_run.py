@@ -47,7 +47,7 @@ def test_ranking_and_document_shape() -> None:
                          explain_failures=False)
     assert [n.node for n in result.nodes] == ["n3", "n5", "n1", "n2", "n4"]
     doc = preview_document(result)
-    assert list(doc) == ["apiVersion", "kind", "featureGates", "claims", "nodes"]
+    assert list(doc) == ["apiVersion", "kind", "featureGates", "claims", "nodes", "modelled"]
     assert doc["apiVersion"] == "kubectl-dra/v1" and doc["kind"] == "Preview"
     assert doc["featureGates"] == gates.as_dict()
     assert doc["featureGates"]["DRAPrioritizedList"] is False and doc["featureGates"]["DRAAdminAccess"] is True

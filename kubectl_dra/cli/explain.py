@@ -121,7 +121,7 @@ def _devices_cell(node: NodeExplanation, wide: bool) -> str:
         return "-"
     devices = [_device_text(d) for r in node.requests for d in r.allocated]
     if not devices:
-        return "fits"
+        return "<none>" if not node.requests else "fits"
     if wide or len(devices) <= DEVICES_PER_NODE:
         return ", ".join(devices)
     return ", ".join(devices[:DEVICES_PER_NODE]) + f" (+{len(devices) - DEVICES_PER_NODE} more)"
@@ -162,6 +162,13 @@ def node_table(node: NodeExplanation, wide: bool, no_headers: bool) -> str:
     return "\n".join(p for p in parts if p)
 
 
+def _reason_cell(node: NodeExplanation) -> str:
+    """The node's reason, with the filter's detail when a scheduler filter other than DynamicResources refused it."""
+    if node.detail and node.filter != "DynamicResources":
+        return f"{node.reason} ({'; '.join(node.detail)})"
+    return node.reason
+
+
 def render_table(exp: Explanation, wide: bool = False, no_headers: bool = False, limit: int = 5,
                  asked: bool = False) -> str:
     """The summary line, one row per node, then a block per node shown in detail.
@@ -170,16 +177,23 @@ def render_table(exp: Explanation, wide: bool = False, no_headers: bool = False,
     row, with the devices they would get. ``wide``, or nodes ``asked`` for by name, show the
     nodes that fit in detail too."""
     out = [exp.summary()]
+    if exp.fit_error:
+        out.append(f"kube-scheduler: {exp.fit_error}")
+    out.extend(f"note: {note}" for note in exp.notes)
     any_fits = bool(exp.fitting)
     headers = ["NODE", "STATUS", "REASON"] + (["DEVICES"] if any_fits else [])
-    overview = [[n.node, n.status, n.reason] + ([_devices_cell(n, wide)] if any_fits else []) for n in exp.nodes]
+    overview = [[n.node, n.status, _reason_cell(n)] + ([_devices_cell(n, wide)] if any_fits else [])
+                for n in exp.nodes]
     out.append(format_table(headers, overview, no_headers))
     with_fitting = wide or asked
     shown = detail_nodes(exp, limit, fitting=with_fitting)
     for node in shown:
         out.append("")
         out.append(f"Node {node.node}: {node.status}: {node.reason}")
-        out.append(node_table(node, wide, no_headers))
+        if node.filter:
+            out.append(f"  filter {node.filter}: " + "; ".join(node.detail or [node.reason]))
+        if node.requests and (not node.filter or node.filter == "DynamicResources"):
+            out.append(node_table(node, wide, no_headers))
     eligible = [n for n in exp.nodes if with_fitting or not n.fits]
     hidden = len(eligible) - len(shown)
     if hidden > 0:
@@ -238,11 +252,15 @@ def explain(targets: tuple[str, ...], filenames: tuple[str, ...], nodes: tuple[s
       claims            [{namespace, name}] allocated together
       reasons           [{reason, nodes}] for the nodes that do not fit, most frequent first
       cluster           findings true on every node
-      nodes             [{node, status, reason, devices (nodes that fit), error,
+      nodes             [{node, status, reason, filter (the scheduler plugin that refused
+                        it), detail, devices (nodes that fit), error,
                         requests: [{claim, request, deviceClassName, allocationMode, count,
                         evaluated, candidates, needed, usable, funnel, rejections (every
                         code, NOT_IN_CLASS included), allocated, unsatisfied, result}],
                         poolsSkipped}]
+      modelled          the scheduler filters modelled (volumes and preemption are not)
+      fitError, notes   for pods: the scheduler's FailedScheduling line when no node fits;
+                        what could not be checked (a pod's PersistentVolumeClaims)
 
     -o name prints node/NAME for each node that fits, one a line (nothing when none fits;
     the summary goes to stderr then).

@@ -71,8 +71,11 @@ def fit(targets: tuple[str, ...], filenames: tuple[str, ...], replicas: int | No
     then name); --spread gives the nodes turns.
 
     \b
-    What is modelled: DRA devices only. CPU, memory, pod count limits, node affinity
-    between replicas and other scheduler filters are not, so the count is an upper bound.
+    What is modelled: for a pod target, kube-scheduler's default Filter plugins
+    (NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit,
+    PodTopologySpread, InterPodAffinity) with each replica bound as a pod (its cpu, memory,
+    pod count, host ports, labels for spread and anti-affinity), then DynamicResources.
+    Volumes (PVCs) and preemption are not modelled: for those the count is an upper bound.
 
     -o json/yaml print a kubectl-dra/v1 Fit document: replicas, stopped (NoNodeFits or
     Limit), summary, lastNode {node, reason}, reasons [{reason, nodes}], nodes [{node,

@@ -64,6 +64,13 @@ def preview(targets: tuple[str, ...], filenames: tuple[str, ...], nodes: tuple[s
     the scheduler prefers them. With -A, a target that names no namespace is found in
     whichever namespace holds it (an error naming them when several do).
 
+    A pod (with or without claims) goes through kube-scheduler's default Filter plugins in
+    its order: NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts,
+    NodeResourcesFit, PodTopologySpread, InterPodAffinity, then DynamicResources; a node's
+    reason is the first refusal in the scheduler's words, and when no node fits the summary
+    is the scheduler's FailedScheduling line. Not modelled: volumes (a pod with
+    PersistentVolumeClaims gets a note) and preemption.
+
     -o name prints node/NAME for each node that fits, best first, one a line (nothing
     when none fits; the summary goes to stderr then).
 

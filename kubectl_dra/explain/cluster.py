@@ -21,6 +21,10 @@ class Explanation:
     cluster: list[str] = field(default_factory=list)
     #: the claims allocated together (namespace, name), in allocation order
     claims: list[ClaimKey] = field(default_factory=list)
+    #: for pods that fit nowhere: kube-scheduler's FailedScheduling line
+    fit_error: str = ""
+    #: what could not be checked for the pods (volumes, unknown node resources)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def fitting(self) -> list[NodeExplanation]:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from ..scheduling import MODELLED
 from .cluster import Explanation
 from .funnel import NodeExplanation, RequestExplanation
 from ..types import DeviceID, Obj
 
 #: top-level keys of the ``kubectl-dra/v1 Explanation`` document, in order (``explain --help`` lists them)
 DOCUMENT_KEYS = ("apiVersion", "kind", "target", "summary", "fit", "total", "featureGates", "claims", "reasons",
-                 "cluster", "nodes")
+                 "cluster", "nodes", "modelled")
 
 
 def _jsonable(value: Any) -> Any:
@@ -67,6 +68,10 @@ def request_to_dict(req: RequestExplanation, result: str | None = None) -> Obj:
 def node_to_dict(node: NodeExplanation) -> Obj:
     """One node: status, reason, devices (when it fits), requests, skipped pools."""
     out: Obj = {"node": node.node, "status": node.status, "reason": node.reason}
+    if node.filter:
+        out["filter"] = node.filter
+    if node.detail:
+        out["detail"] = list(node.detail)
     if node.fits:
         out["devices"] = [_device(d) for r in node.requests for d in r.allocated]
     if node.error is not None:
@@ -90,4 +95,9 @@ def explanation_to_dict(exp: Explanation, feature_gates: Mapping[str, bool] | No
     doc["reasons"] = [{"reason": r, "nodes": n} for r, n in exp.reason_counts()]
     doc["cluster"] = list(exp.cluster)
     doc["nodes"] = [node_to_dict(n) for n in exp.nodes]
+    doc["modelled"] = MODELLED
+    if exp.fit_error:
+        doc["fitError"] = exp.fit_error
+    if exp.notes:
+        doc["notes"] = list(exp.notes)
     return doc

@@ -156,6 +156,10 @@ class NodeExplanation:
     claim_refs: frozenset[str] = frozenset()
     #: the claims the search allocated in this attempt, as it names them in rejection details
     attempt_claims: frozenset[str] = frozenset()
+    #: the scheduler filter that refused the node ("" when it fits or for claims alone)
+    filter: str = ""
+    #: that filter's detail: what is left against what the pod asks, the domain's skew, the pod in the way
+    detail: list[str] = field(default_factory=list)
 
     @property
     def fits(self) -> bool:

@@ -26,7 +26,7 @@ def _trace_for(tracer: ExplainTracer | None, claim: ClaimKey, name: str) -> Requ
 
 def explain_node(node: str, status: str, claims: Sequence[Mapping[str, Any]], tracer: ExplainTracer | None, *,
                  results: Sequence[Mapping[str, Any] | None] = (), reasons: Sequence[str] = (),
-                 error: str | None = None) -> NodeExplanation:
+                 error: str | None = None, plugin: str = "", detail: Sequence[str] = ()) -> NodeExplanation:
     """Explain one node: ``status`` is the allocator's verdict, ``results`` the AllocationResult
     per claim when allocated (None for claims that were allocated before)."""
     requests: list[RequestExplanation] = []
@@ -41,7 +41,7 @@ def explain_node(node: str, status: str, claims: Sequence[Mapping[str, Any]], tr
     _restate_picked(requests, tracer, attempt)
     pools = [(d, p, r) for (d, p), r in (tracer.pools.items() if tracer else [])]
     refs = frozenset(f"{k[0]}/{k[1]}" for k in map(claim_key, claims))
-    explanation = NodeExplanation(node, status, "", requests, pools, error, refs, attempt)
+    explanation = NodeExplanation(node, status, "", requests, pools, error, refs, attempt, plugin, list(detail))
     explanation.reason = node_reason(explanation, reasons)
     return explanation
 

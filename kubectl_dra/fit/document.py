@@ -30,15 +30,16 @@ from collections import Counter
 
 from ..types import Obj
 from ..preview.document import gates_dict
+from ..scheduling import MODELLED as SCHEDULER_MODELLED
 from .run import LIMIT, FitResult
 
 API_VERSION = "kubectl-dra/v1"
 KIND = "Fit"
 
 #: what the count models (also in ``fit --help``)
-MODELLED = ("DRA devices only: devices, shared counters, consumable capacity and shares of "
-            "multi-allocatable devices. CPU, memory, pod count limits and other scheduler "
-            "filters are not modelled, so the count is an upper bound.")
+MODELLED = (SCHEDULER_MODELLED + " Each replica of a pod is bound on its node (its requests, host ports and "
+            "labels count for the next one) along with its claims; the count is an upper bound only for what "
+            "is not modelled.")
 
 
 #: reasons named in the one-line summary (the document's ``reasons`` has them all)

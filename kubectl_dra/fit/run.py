@@ -29,7 +29,8 @@ from ..gates import FeatureGates, effective_gates
 from ..allocation.inuse import InUse
 from ..state import ClusterState
 from ..preview.nodes import node_name
-from ..preview.run import ERROR, NodeOutcome, evaluate_node, rank
+from ..preview.pods import PlanPods, plan_pods
+from ..preview.run import ERROR, UNSCHEDULABLE, NodeOutcome, evaluate_node, rank
 from ..preview.targets import PreviewClaim, PreviewPlan
 
 PoolID = tuple[str, str]
@@ -63,6 +64,7 @@ class _StablePlan(PreviewPlan):
         super().__init__(claims=plan.claims, extended=plan.extended, pods=plan.pods)
         self._claims_for: dict[str, list[PreviewClaim]] = {}
         self._blockers: dict[str, list[str]] = {}
+        self._claim_blockers: dict[str, list[str]] = {}
 
     def claims_for(self, node: Obj) -> list[PreviewClaim]:
         name = node_name(node)
@@ -78,6 +80,13 @@ class _StablePlan(PreviewPlan):
             found = self._blockers[name] = super().blockers(node)
         return found
 
+    def claim_blockers(self, node: Obj) -> list[str]:
+        name = node_name(node)
+        found = self._claim_blockers.get(name)
+        if found is None:
+            found = self._claim_blockers[name] = super().claim_blockers(node)
+        return found
+
 
 @dataclass(slots=True)
 class Replica:
@@ -88,6 +97,8 @@ class Replica:
     score: int
     #: (claim name the replica's copy is stored under, the claim, its AllocationResult)
     allocations: list[tuple[str, PreviewClaim, Obj]]
+    #: the replica's pods, bound to ``node`` (none for a claim or template target)
+    pods: list[Obj] = field(default_factory=list)
 
 
 @dataclass
@@ -134,6 +145,10 @@ class FitResult:
     @property
     def count(self) -> int:
         return len(self.replicas)
+
+    def bound_pods(self) -> list[Obj]:
+        """The replicas' pods as they would be bound, in replica order."""
+        return [pod for replica in self.replicas for pod in replica.pods]
 
     def stored_claims(self) -> list[Obj]:
         """The ResourceClaims the replicas would be once allocated, in replica order."""
@@ -198,6 +213,10 @@ class _Fitter:
             seen = self.allocator.pools_for(node)
             for pool_id in dict.fromkeys(p.id for p in (*seen.pools, *seen.problems)):
                 self.seen_by.setdefault(pool_id, []).append(name)
+        #: the scheduler's other filters for the plan's pods, over the snapshot's bound pods
+        self.pods: PlanPods | None = plan_pods(state, plan, nodes)
+        #: node -> the DynamicResources answer in the current state (kept while no pool it sees changes)
+        self._dra: dict[str, NodeOutcome] = {}
         self.outcomes: dict[str, NodeOutcome] = {}
         self.replicas: list[Replica] = []
         self.pool_counts: dict[PoolID, PoolCount] = {}
@@ -207,10 +226,29 @@ class _Fitter:
         self._views: dict[PoolID, Pool | None] = {}
 
     def evaluate(self, name: str) -> NodeOutcome:
-        """The preview's outcome for one node in the current state."""
-        outcome = evaluate_node(self.allocator, self.plan, self.nodes[name], explain_failures=False)
-        self.outcomes[name] = outcome
+        """The preview's outcome for one node in the current state: the pods' filters, then
+        the allocator (whose answer is kept until a pool the node sees changes)."""
+        if self.pods is not None:
+            status = self.pods.filter(name)
+            if status is not None:
+                outcome = NodeOutcome(name, UNSCHEDULABLE, reasons=status.reasons, plugin=status.plugin,
+                                      detail=status.detail, scheduler_reasons=status.reasons)
+                self.outcomes[name] = outcome
+                return outcome
+        outcome = self._dra.get(name) or evaluate_node(self.allocator, self.plan, self.nodes[name],
+                                                       explain_failures=False)
+        self._dra[name] = self.outcomes[name] = outcome
         return outcome
+
+    def _replica_pods(self, index: int, node: str) -> list[Obj]:
+        """Copies of the plan's pods for replica ``index``, bound to ``node`` and running."""
+        pods = []
+        for pod in self.plan.pods:
+            meta = dict(pod.get("metadata") or {})
+            meta["name"] = f"{meta.get('name') or 'pod'}-fit-{index}"
+            pods.append({**pod, "metadata": meta, "spec": {**(pod.get("spec") or {}), "nodeName": node},
+                         "status": {"phase": "Running"}})
+        return pods
 
     def _about(self, claim: PreviewClaim) -> tuple[bool, bool, str, str]:
         """(to be allocated, one per replica, namespace, name) of a plan claim, worked out once."""
@@ -252,7 +290,8 @@ class _Fitter:
             allocations.append((name, claim, allocation))
             if not own:
                 newly_shared.append(claim)
-        self.replicas.append(Replica(index, outcome.node, outcome.score, allocations))
+        bound = self._replica_pods(index, outcome.node) if self.pods is not None else []
+        self.replicas.append(Replica(index, outcome.node, outcome.score, allocations, bound))
         for pool_id, names in fresh.items():
             view = self._pool_view(pool_id)
             if view is not None:
@@ -268,6 +307,13 @@ class _Fitter:
         if newly_shared:
             self._share(newly_shared, {c.key: a for _, c, a in allocations})
             dirty.update(self.nodes)
+        for name in dirty:
+            self._dra.pop(name, None)
+        dirty.add(outcome.node)
+        if self.pods is not None:
+            self.pods.bind(bound, outcome.node)
+            affected = self.pods.affected(outcome.node)
+            dirty.update(self.nodes if affected is None else (n for n in affected if n in self.nodes))
         return dirty
 
     def _share(self, claims: list[PreviewClaim], allocations: dict[tuple[str, str], Obj]) -> None:
@@ -360,11 +406,13 @@ def _spread(fitter: _Fitter, alive: list[str], limit: int | None,
 
 
 def final_state(state: ClusterState, result: FitResult) -> ClusterState:
-    """The cluster state with every replica's claims stored as allocated."""
+    """The cluster state with every replica's claims stored as allocated and its pods bound."""
     stored = result.stored_claims()
     replaced = {(c["metadata"]["namespace"], c["metadata"]["name"]) for c in stored}
     kept = [c for c in state.resource_claims if _key(c) not in replaced]
-    return state.replacing("ResourceClaim", [*kept, *stored])
+    final = state.replacing("ResourceClaim", [*kept, *stored])
+    bound = result.bound_pods()
+    return final.replacing("Pod", [*state.pods, *bound]) if bound else final
 
 
 def _key(claim: Obj) -> tuple[str, str]:

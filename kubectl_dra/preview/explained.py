@@ -77,5 +77,12 @@ def explain_plan(state: "ClusterState", gates: "FeatureGates", plan: "PreviewPla
     explained = [outcome.explanation or reasons.explain(
         outcome.node, outcome.status, [c.claim for c in plan.claims_for(by_name[outcome.node])], outcome.tracer,
         before=outcome.reasons, error=outcome.error) for outcome in result.nodes]
+    for outcome, node in zip(result.nodes, explained):  # a pod's refusing filter and what explain adds
+        node.filter, node.detail = outcome.plugin, list(outcome.detail)
     claim_keys = [(str(r["namespace"]), str(r["name"])) for r in plan.claim_refs()]
-    return explanation(subject_of(plan, target), explained, every_node=not nodes, claims=claim_keys)
+    exp = explanation(subject_of(plan, target), explained, every_node=not nodes, claims=claim_keys)
+    if plan.pods:
+        exp.notes = list(result.notes)
+        if not result.fitting:
+            exp.fit_error = result.fit_error()
+    return exp

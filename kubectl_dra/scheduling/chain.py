@@ -34,6 +34,13 @@ FILTER_ORDER = ("NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinit
 DYNAMIC_RESOURCES = "DynamicResources"
 #: what the chain does not model, for documents' ``modelled`` lists and --help
 NOT_MODELLED = ("volumes (VolumeBinding, VolumeZone, NodeVolumeLimits, VolumeRestrictions)", "preemption")
+#: what a preview, explain or fit models, for documents' ``modelled`` and --help
+MODELLED = ("kube-scheduler's default-profile Filter plugins, in its order: NodeUnschedulable, NodeName, "
+            "TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit (cpu, memory, ephemeral-storage, "
+            "hugepages, pod count, device-plugin extended resources), PodTopologySpread (DoNotSchedule), "
+            "InterPodAffinity (required terms) for pods, and DynamicResources (devices, shared counters, "
+            "consumable capacity, shares). Not modelled: volumes (VolumeBinding, VolumeZone, NodeVolumeLimits, "
+            "VolumeRestrictions) and preemption.")
 VOLUMES_NOTE = ("the pod uses PersistentVolumeClaims: volume filters (VolumeBinding, VolumeZone, NodeVolumeLimits, "
                 "VolumeRestrictions) are not modelled, so a node shown as fitting may still be refused for its volumes")
 
@@ -118,13 +125,24 @@ class PodFilters:
         """Bind ``pod`` to ``node`` in the index and in this pod's counts (a committed replica)."""
         self._sync()
         info = self.index.add_pod(pod, node)
+        self.observe(info, node)
+        return info
+
+    def observe(self, info: PodInfo, node: str) -> None:
+        """Count a pod another caller just bound in the shared index (upstream's AddPod extension)."""
+        if self._version != self.index.version - 1:
+            self._version = -1  # more changed than this one pod: rebuild when next asked
+            return
         node_info = self.index.infos[node]
         if self._spread is not None:
             self._spread.add_pod(info, node_info)
         assert self._affinity is not None
         self._affinity.add_pod(info, node_info)
         self._version = self.index.version
-        return info
+
+    def topology_keys(self) -> set[str]:
+        """The topology keys of the pod's affinity and anti-affinity terms."""
+        return {t.topology_key for t in (*self.affinity_terms, *self.anti_terms)}
 
 
 def filter_nodes(index: SchedulingIndex, pod: Obj, nodes: Iterable[str] | None = None,
