@@ -280,7 +280,7 @@ def test_pod_node_taints_and_cordon() -> None:
         {"key": "node.kubernetes.io/unschedulable", "operator": "Exists"}])
     state = state_of(claim("a"), plain, tolerant)
     plan = resolve_targets(state, ["pod/p"])
-    assert plan.blockers(tainted) == ["node(s) had untolerated taint {gpu: only}"]
+    assert plan.blockers(tainted) == ["node(s) had untolerated taint(s)"]
     assert plan.blockers(cordoned) == ["node(s) were unschedulable"]
     ok = resolve_targets(state, ["pod/q"])
     assert ok.blockers(tainted) == [] and ok.blockers(cordoned) == []

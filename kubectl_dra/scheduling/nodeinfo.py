@@ -38,10 +38,12 @@ def pod_where(pod: Mapping[str, Any]) -> str:
 
 
 def host_ports(pod: Mapping[str, Any]) -> list[tuple[str, str, int]]:
-    """(hostIP, protocol, hostPort) of every container port with a host port (containers
-    only, as the scheduler's NodePorts reads them)."""
+    """(hostIP, protocol, hostPort) of every container port with a host port: the containers'
+    and the restartable init containers' (sidecars), as the scheduler's NodePorts reads them."""
     ports = []
-    for container in (pod.get("spec") or {}).get("containers") or []:
+    spec = pod.get("spec") or {}
+    sidecars = [c for c in spec.get("initContainers") or [] if (c or {}).get("restartPolicy") == "Always"]
+    for container in [*sidecars, *(spec.get("containers") or [])]:
         for port in (container or {}).get("ports") or []:
             host_port = (port or {}).get("hostPort")
             if isinstance(host_port, int) and not isinstance(host_port, bool) and host_port > 0:
@@ -67,7 +69,8 @@ class PodInfo:
     @classmethod
     def of(cls, pod: Obj, pod_level: bool = True) -> "PodInfo":
         ns, name = pod_key(pod)
-        return cls(pod, ns, name, labels_of(pod), pod_requests(pod, pod_level, pod_where(pod)), host_ports(pod),
+        return cls(pod, ns, name, labels_of(pod), pod_requests(pod, pod_level, pod_where(pod), use_status=True),
+                   host_ports(pod),
                    bool((pod.get("metadata") or {}).get("deletionTimestamp")))
 
     @property

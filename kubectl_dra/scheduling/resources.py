@@ -95,18 +95,53 @@ def _is_pod_level(name: str) -> bool:
     return name in POD_LEVEL or name.startswith(HUGEPAGES_PREFIX)
 
 
-def pod_request_values(pod: Mapping[str, Any], pod_level: bool = True, where: str = "") -> dict[str, Fraction]:
-    """The pod's exact requests per resource (before rounding to the scheduler's units)."""
+def _resize_infeasible(pod: Mapping[str, Any]) -> bool:
+    """A PodResizePending condition with reason Infeasible: the kubelet will not apply the resize."""
+    return any((c or {}).get("type") == "PodResizePending" and (c or {}).get("status") == "True"
+               and (c or {}).get("reason") == "Infeasible" for c in (pod.get("status") or {}).get("conditions") or [])
+
+
+def _with_status(pod: Mapping[str, Any], container: Mapping[str, Any], reqs: dict[str, Fraction],
+                 statuses: Mapping[str, Any], where: str) -> dict[str, Fraction]:
+    """A running container's requests as the scheduler counts them after an in-place resize:
+    the largest of spec, allocated and actual (only allocated and actual when the resize is
+    infeasible); the spec alone when the status reports no resources."""
+    status = statuses.get(str(container.get("name") or ""))
+    if not isinstance(status, dict) or not isinstance(status.get("resources"), dict):
+        return reqs
+    actual = _resource_list((status.get("resources") or {}).get("requests"), f"{where}.resources.requests")
+    allocated = _resource_list(status.get("allocatedResources"), f"{where}.allocatedResources")
+    out = {} if _resize_infeasible(pod) else dict(reqs)
+    _max(out, allocated)
+    _max(out, actual)
+    return out
+
+
+def pod_request_values(pod: Mapping[str, Any], pod_level: bool = True, where: str = "",
+                       use_status: bool = False) -> dict[str, Fraction]:
+    """The pod's exact requests per resource (before rounding to the scheduler's units);
+    ``use_status``: a bound pod's container statuses count (in-place resize), as in the
+    scheduler's NodeInfo."""
     spec = pod.get("spec") or {}
     where = where or "pod"
+    status = pod.get("status") or {}
+    statuses = {str(s.get("name")): s for s in status.get("containerStatuses") or [] if isinstance(s, dict)} \
+        if use_status else {}
+    init_statuses = {str(s.get("name")): s for s in status.get("initContainerStatuses") or []
+                     if isinstance(s, dict)} if use_status else {}
     total: dict[str, Fraction] = {}
     for i, container in enumerate(spec.get("containers") or []):
-        _add(total, container_requests(container or {}, f"{where}: spec.containers[{i}]"))
+        reqs = container_requests(container or {}, f"{where}: spec.containers[{i}]")
+        if statuses:
+            reqs = _with_status(pod, container or {}, reqs, statuses, f"{where}: status.containerStatuses")
+        _add(total, reqs)
     sidecars: dict[str, Fraction] = {}
     init_max: dict[str, Fraction] = {}
     for i, container in enumerate(spec.get("initContainers") or []):
         reqs = container_requests(container or {}, f"{where}: spec.initContainers[{i}]")
         if (container or {}).get("restartPolicy") == "Always":
+            if init_statuses:
+                reqs = _with_status(pod, container or {}, reqs, init_statuses, f"{where}: status.initContainerStatuses")
             _add(total, reqs)
             _add(sidecars, reqs)
             using = dict(sidecars)
@@ -126,9 +161,9 @@ def pod_request_values(pod: Mapping[str, Any], pod_level: bool = True, where: st
     return total
 
 
-def pod_requests(pod: Mapping[str, Any], pod_level: bool = True, where: str = "") -> Requests:
+def pod_requests(pod: Mapping[str, Any], pod_level: bool = True, where: str = "", use_status: bool = False) -> Requests:
     """The pod's requests in the scheduler's units, counted resources only, zeros left out."""
-    values = pod_request_values(pod, pod_level, where)
+    values = pod_request_values(pod, pod_level, where, use_status)
     return {k: n for k, v in values.items() if is_counted(k) and (n := to_units(k, v)) != 0}
 
 

@@ -7,6 +7,8 @@ from typing import Any, Mapping, Sequence
 from .status import Status
 
 NAME = "TaintToleration"
+#: the scheduler's words (which taint is in the detail: the event keeps the count of reasons small)
+REASON = "node(s) had untolerated taint(s)"
 #: the effects the filter looks at (PreferNoSchedule only scores)
 FILTERED_EFFECTS = ("NoSchedule", "NoExecute")
 
@@ -21,6 +23,7 @@ def toleration_matches(toleration: Mapping[str, Any], taint: Mapping[str, Any]) 
     if key and key != (taint.get("key") or ""):
         return False
     operator = toleration.get("operator") or "Equal"
+    # (Gt/Lt need the alpha gate TaintTolerationComparisonOperators, off by default: they tolerate nothing)
     if operator == "Exists":
         return True
     if operator == "Equal":
@@ -42,10 +45,9 @@ def untolerated_taint(tolerations: Sequence[Mapping[str, Any]], node: Mapping[st
 
 
 def taint_toleration(tolerations: Sequence[Mapping[str, Any]], node: Mapping[str, Any]) -> Status | None:
-    """Refuse a node with a taint the pod does not tolerate, naming it as the scheduler does."""
+    """Refuse a node with a taint the pod does not tolerate (the taint is named in the detail)."""
     taint = untolerated_taint(tolerations, node)
     if taint is None:
         return None
-    key, value, effect = taint.get("key") or "", taint.get("value") or "", taint.get("effect")
-    return Status(NAME, (f"node(s) had untolerated taint {{{key}: {value}}}",),
-                  (f"taint {key}{'=' + value if value else ''}:{effect} is not tolerated",))
+    key, value, effect = taint.get("key") or "", taint.get("value") or "", taint.get("effect") or ""
+    return Status(NAME, (REASON,), (f"taint {key}{'=' + value if value else ''}:{effect} is not tolerated",))
