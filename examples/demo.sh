@@ -8,11 +8,13 @@ CLAIMS=kubectl_dra/demo/claims
 
 step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; "$@"; }
 
-echo "Demo cluster: $STATE (4 nodes, partitionable GPUs, NICs, a shared fabric pool)"
+echo "Demo cluster: $STATE (4 nodes, partitionable GPUs, NICs, a shared fabric pool, running and pending pods)"
 step kubectl-dra preview --state "$STATE" -n ml-team -f "$CLAIMS/03-gpu-nic-aligned.yaml"
 step kubectl-dra preview --state "$STATE" -n ml-team -f "$CLAIMS/02-mig-slices.yaml" -o wide
 step kubectl-dra preview --state "$STATE" -n ml-team -f "$CLAIMS/04-fabric-bandwidth.yaml"
 step kubectl-dra explain --state "$STATE" -n ml-team -f "$CLAIMS/09-does-not-fit.yaml"
+step kubectl-dra explain --state "$STATE" -n ml-team pod/trainer-4
+step kubectl-dra preview --state "$STATE" -n ml-team pod/serve-2
 step kubectl-dra fit --state "$STATE" -n ml-team -f "$CLAIMS/02-mig-slices.yaml" -o wide
 step kubectl-dra usage --state "$STATE"
 step kubectl-dra validate -f "$CLAIMS/03-gpu-nic-aligned.yaml"

@@ -190,8 +190,8 @@ def render_table(exp: Explanation, wide: bool = False, no_headers: bool = False,
     for node in shown:
         out.append("")
         out.append(f"Node {node.node}: {node.status}: {node.reason}")
-        if node.filter:
-            out.append(f"  filter {node.filter}: " + "; ".join(node.detail or [node.reason]))
+        if node.filter and node.detail:
+            out.append(f"  filter {node.filter}: " + "; ".join(node.detail))
         if node.requests and (not node.filter or node.filter == "DynamicResources"):
             out.append(node_table(node, wide, no_headers))
     eligible = [n for n in exp.nodes if with_fitting or not n.fits]
