@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, Sequence
 
-from ..gates import FeatureGates, Gate, effective_gates
+from ..gates import FeatureGates, effective_gates
 from ..model.nodes import node_name
 from ..scheduling import PodFilters, SchedulingIndex, Status
 from ..scheduling.nodeinfo import pod_key
