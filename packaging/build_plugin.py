@@ -36,7 +36,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 #: dependencies only the admission webhook needs; the plugin leaves them out
-WEBHOOK_ONLY = {"flask", "gunicorn", "prometheus-client", "prometheus_client", "cryptography"}
+WEBHOOK_ONLY = {"flask", "granian", "prometheus-client", "prometheus_client", "cryptography"}
 ENTRY_POINT = "kubectl_dra.cli.main:main"
 SHIV = "shiv>=1.0.8,<2"
 #: pip/wheel platform tag prefix -> (krew os, krew arch)

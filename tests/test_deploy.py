@@ -171,7 +171,7 @@ def test_deployment_args_are_understood_by_dra_webhook_serve(manifests: list[dic
     assert Path(params["cert_file"]).parent == Path(tls_dir) == Path(params["key_file"]).parent
     job_params = _certs_params(one(manifests, "Job"))
     assert volumes["tls"]["secret"]["secretName"] == job_params["secret"]
-    # writable scratch space for gunicorn and the metrics with a read-only root file system
+    # writable scratch space for the metrics with a read-only root file system
     assert "emptyDir" in volumes[next(n for n, p in mounts.items() if p == "/tmp")]
     assert params["metrics_dir"].startswith("/tmp/")
 

@@ -19,7 +19,7 @@ from tests.webhook_support import (
     decode_patch,
     scenario_review,
 )
-from webhook import app as app_module
+from webhook import service as app_module
 from webhook.app import Settings, create_app
 from webhook.metrics import Metrics
 from webhook.namespaces import NamespaceLookupError

@@ -113,12 +113,12 @@ def test_one_line_per_decision(app_logs: pytest.LogCaptureFixture) -> None:
 
 def test_core_failure_is_one_warning_line_and_the_traceback_is_debug_only(
         app_logs: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
-    import webhook.app
+    import webhook.service
 
     def explode(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("boom " + "x" * 5000)
 
-    monkeypatch.setattr(webhook.app, "review", explode)
+    monkeypatch.setattr(webhook.service, "review", explode)
     reply = _client().post("/validate", json=admission_review(CLAIM)).get_json()
     assert reply["response"]["allowed"] is False
     assert len(reply["response"]["status"]["message"]) <= MAX_LINE_CHARS
@@ -138,12 +138,12 @@ def test_nothing_is_formatted_when_info_is_off(caplog: pytest.LogCaptureFixture)
 def test_a_failure_outside_the_decision_is_one_line_too(app_logs: pytest.LogCaptureFixture,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """Not Flask's multi-line traceback at error level: one line, the traceback at debug only."""
-    import webhook.app
+    import webhook.service
 
     def broken(body: bytes) -> Any:
         raise KeyError("x" * 5000)
 
-    monkeypatch.setattr(webhook.app, "parse_review", broken)
+    monkeypatch.setattr(webhook.service, "parse_review", broken)
     response = _client().post("/validate", json=admission_review(CLAIM))
     assert response.status_code == 500
     assert response.get_json()["reason"] == "InternalError"

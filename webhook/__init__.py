@@ -1,8 +1,10 @@
 """The kubectl-dra admission webhook: the core's admission decision served to the API server.
 
-``webhook.app`` is the Flask app (``/validate``, ``/mutate``, ``/healthz``, ``/readyz``,
-``/metrics``), ``webhook.serve`` runs it over TLS in gunicorn, ``webhook.certs`` bootstraps
-its certificates and ``webhook.cli`` is the ``dra-webhook`` command.
+``webhook.service`` answers ``/validate``, ``/mutate``, ``/healthz``, ``/readyz`` and ``/metrics``;
+``webhook.rsgi`` serves it in granian (``webhook.serve``, over TLS) and ``webhook.app`` in Flask
+(in-process, tests); ``webhook.advice`` adds apply-time warnings from a watch cache of the
+cluster's devices; ``webhook.certs`` bootstraps the certificates and ``webhook.cli`` is the
+``dra-webhook`` command.
 """
 
 __all__ = ["__version__"]

@@ -1,99 +1,69 @@
 """The Flask app: ``POST /validate`` and ``POST /mutate`` for AdmissionReviews, health and metrics.
 
-Every admission request gets an answer the API server understands: a malformed body
-is a 400 with a message, a body over 3 MiB a 413, an unknown kind or operation is
-admitted untouched, and a failure inside the core becomes a denial (enforce) or a
-warning (warn) naming it, never a 5xx.
+A thin front over :class:`webhook.service.AdmissionService` for in-process use (tests, the
+Flask dev server); ``dra-webhook serve`` runs the same service behind granian
+(:mod:`webhook.rsgi`). A body over 3 MiB is a 413; everything else is the service's answer.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-from dataclasses import dataclass, field
-from time import perf_counter
-from typing import Any, Callable, Mapping
 
 from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException
 
-from kubectl_dra.validation.admission import Decision, review
-
-from .logs import MAX_ERRORS_LOGGED, MAX_LINE_CHARS, clip, decision_line, field_shape
+from .logs import MAX_LINE_CHARS, clip
 from .metrics import Metrics
-from .review import (
-    HANDLED_VERSIONS,
-    MAX_BODY_BYTES,
-    AdmissionRequest,
-    MalformedReview,
-    admit,
-    deny,
-    envelope,
-    error_status,
-    mutate_response,
-    parse_review,
-    validate_response,
-)
+from .review import MAX_BODY_BYTES, error_status
+from .service import _WARM_UP_OBJECTS, MODES, AdmissionService, Reply, Settings, json_reply, too_large, warm_up
+
+__all__ = ["MODES", "Settings", "create_app", "warm_up", "_WARM_UP_OBJECTS"]
 
 log = logging.getLogger("dra_webhook")
-
-MODES = ("enforce", "warn")
-
-
-@dataclass(frozen=True)
-class Settings:
-    """How the webhook decides: feature gates, enforce or warn, and where namespace labels come from."""
-
-    gates: Any  # kubectl_dra.gates.FeatureGates
-    mode: str = "enforce"
-    #: ``labels(namespace)``; raising makes the core deny admin access with the reason.
-    namespace_labels: Callable[[str], Mapping[str, str]] | None = None
-    #: ``None`` when the server can decide what it is asked, else the reason why not (for ``/readyz``).
-    readiness: Callable[[], str | None] | None = None
-
-    @property
-    def enforce(self) -> bool:
-        return self.mode == "enforce"
 
 
 def create_app(settings: Settings, metrics: Metrics | None = None) -> Flask:
     """The webhook's Flask app for ``settings``; ``metrics`` defaults to a fresh registry."""
-    if settings.mode not in MODES:
-        raise ValueError(f"mode must be one of {', '.join(MODES)}, not {settings.mode!r}")
+    service = AdmissionService(settings, metrics)
     app = Flask("dra_webhook")
     app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
-    handler = _AdmissionHandler(settings, metrics or Metrics())
-    app.extensions["dra_webhook"] = handler
+    app.extensions["dra_webhook"] = service
 
-    app.add_url_rule("/validate", "validate", lambda: handler.handle("validate"), methods=["POST"])
-    app.add_url_rule("/mutate", "mutate", lambda: handler.handle("mutate"), methods=["POST"])
-    app.add_url_rule("/healthz", "healthz", lambda: _text(200, "ok"), methods=["GET"])
-    app.add_url_rule("/readyz", "readyz", handler.readyz, methods=["GET"])
-    app.add_url_rule("/metrics", "metrics", handler.metrics_page, methods=["GET"])
+    def admission(endpoint: str) -> Response:
+        return _response(service.admission(endpoint, request.get_data(cache=False)))
+
+    app.add_url_rule("/validate", "validate", lambda: admission("validate"), methods=["POST"])
+    app.add_url_rule("/mutate", "mutate", lambda: admission("mutate"), methods=["POST"])
+    app.add_url_rule("/healthz", "healthz", lambda: Response("ok\n", status=200, mimetype="text/plain"),
+                     methods=["GET"])
+    app.add_url_rule("/readyz", "readyz", lambda: _response(service.readyz()), methods=["GET"])
+    app.add_url_rule("/metrics", "metrics", lambda: _response(service.metrics_page()), methods=["GET"])
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException) -> Response:
         """4xx from routing and body limits, as a Status with a message."""
         code = exc.code or 400
         if code == 413:
-            message = f"request body is larger than {MAX_BODY_BYTES} bytes"
             _drain_body()
-            handler.metrics.observe(_endpoint(), "other", "other", "malformed", 0.0)
-        else:
-            message = exc.description or exc.name
-        return _json(code, error_status(code, exc.name.replace(" ", ""), message))
+            service.rejected_body(_endpoint())
+            return _response(too_large())
+        message = exc.description or exc.name
+        return _response(json_reply(code, error_status(code, exc.name.replace(" ", ""), message)))
 
     @app.errorhandler(Exception)
     def unexpected_error(exc: Exception) -> Response:
-        """A failure outside the admission decision (which has its own handling): one log line
-        and a 500 Status, instead of Flask's traceback at error level; the traceback at debug."""
+        """A failure outside the service: one log line and a 500 Status."""
         message = clip(f"{type(exc).__name__}: {exc}", MAX_LINE_CHARS)
         log.debug("%s %s failed", request.method, clip(request.path), exc_info=exc)
         log.error("%s %s failed: %s", request.method, clip(request.path), message,
                   extra={"repeat_key": ("unexpected", request.path in ("/validate", "/mutate"), type(exc).__name__)})
-        return _json(500, error_status(500, "InternalError", f"the DRA webhook failed: {message}"))
+        return _response(json_reply(500, error_status(500, "InternalError", f"the DRA webhook failed: {message}")))
 
     return app
+
+
+def _response(reply: Reply) -> Response:
+    return Response(reply.body, status=reply.status, content_type=reply.content_type)
 
 
 #: Largest over-limit body read and dropped so that its sender gets the 413 (larger: connection closed).
@@ -120,179 +90,3 @@ def _drain_body() -> None:
 def _endpoint() -> str:
     """The admission endpoint of the current request, for metrics."""
     return request.path.strip("/") if request.path in ("/validate", "/mutate") else "other"
-
-
-def _json(code: int, payload: dict[str, Any]) -> Response:
-    return Response(json.dumps(payload, separators=(",", ":")), status=code, mimetype="application/json")
-
-
-def _text(code: int, body: str) -> Response:
-    return Response(body + "\n", status=code, mimetype="text/plain")
-
-
-class _AdmissionHandler:
-    """Turns one AdmissionReview into a response, with metrics."""
-
-    def __init__(self, settings: Settings, metrics: Metrics) -> None:
-        self.settings = settings
-        self.metrics = metrics
-
-    def handle(self, endpoint: str) -> Response:
-        """Answer ``/validate`` or ``/mutate``; one log line for the decision."""
-        start = perf_counter()
-        body = request.get_data(cache=False)
-        try:
-            req = parse_review(body)
-            _check_object_kind(req)
-        except MalformedReview as exc:
-            seconds = perf_counter() - start
-            self.metrics.observe(endpoint, "other", "other", "malformed", seconds)
-            _log_decision(logging.INFO, "malformed", endpoint, None, seconds, [exc.message], 0)
-            return _json(400, error_status(400, "BadRequest", exc.message))
-        outcome = self._respond(endpoint, req)
-        seconds = perf_counter() - start
-        self.metrics.observe(endpoint, req.metric_kind, req.metric_operation, outcome.label, seconds)
-        level = logging.WARNING if outcome.label == "error" else logging.INFO
-        _log_decision(level, outcome.label, endpoint, req, seconds, outcome.details, outcome.total, outcome.repeat)
-        return _json(200, envelope(outcome.response))
-
-    def _respond(self, endpoint: str, req: AdmissionRequest) -> "_Outcome":
-        """The AdmissionReview response, the metrics decision label and what the log line names."""
-        if not req.handled:
-            return _Outcome(admit(req.uid), "ignored")
-        try:
-            decision = self._decide(req)
-        except Exception as exc:  # a bug in the core must not become a 5xx the API server cannot read
-            log.debug("deciding on %s %s/%s failed", clip(req.kind), clip(req.namespace), clip(req.name), exc_info=True)
-            return _Outcome(self._internal_error(endpoint, req, exc), "error", [f"{type(exc).__name__}: {exc}"], 1)
-        if endpoint == "mutate":
-            response = mutate_response(req, decision)
-            return _Outcome(response, "patched" if "patch" in response else "allowed")
-        response = validate_response(req, decision, enforce=self.settings.enforce)
-        if decision.allowed:
-            return _Outcome(response, "allowed")
-        details = [str(error) for error in decision.errors[:MAX_ERRORS_LOGGED]]
-        repeat = tuple((error.type, field_shape(error.field)) for error in decision.errors[:1])
-        label = "denied" if self.settings.enforce else "warned"
-        return _Outcome(response, label, details, len(decision.errors), repeat)
-
-    def _decide(self, req: AdmissionRequest) -> Decision:
-        """Run the core's admission pipeline on the request's object."""
-        obj = req.object or {}
-        if "kind" not in obj or "apiVersion" not in obj:
-            group_version = f"{req.group}/{req.version}" if req.group else req.version
-            obj = {"apiVersion": group_version, "kind": req.kind, **obj}
-        return review(
-            obj,
-            operation=req.operation,
-            old=req.old_object if req.operation == "UPDATE" else None,
-            namespace_labels=self.settings.namespace_labels,
-            gates=self.settings.gates,
-            namespace=req.namespace or None,
-        )
-
-    def _internal_error(self, endpoint: str, req: AdmissionRequest, exc: Exception) -> dict[str, Any]:
-        """Deny (enforce) or warn about an object the core could not decide on."""
-        name = _object_name(req)
-        what = f"{req.kind} {req.namespace + '/' if req.namespace else ''}{name}".strip()
-        message = clip(f"the DRA webhook could not validate {what}: {type(exc).__name__}: {exc}", MAX_LINE_CHARS)
-        if endpoint == "mutate":
-            return admit(req.uid)
-        if self.settings.enforce:
-            return deny(req.uid, error_status(500, "InternalError", message))
-        return admit(req.uid, [f"would be denied (warn mode): {message}"])
-
-    def readyz(self) -> Response:
-        """200 once the server can decide what it is asked (certificates loadable, a cluster
-        configuration for admin-access namespace lookups), else 503 with the reason."""
-        reason = self.settings.readiness() if self.settings.readiness else None
-        return _text(200, "ok") if reason is None else _text(503, reason)
-
-    def metrics_page(self) -> Response:
-        """The Prometheus text exposition."""
-        body, content_type = self.metrics.exposition()
-        return Response(body, status=200, content_type=content_type)
-
-
-@dataclass(frozen=True)
-class _Outcome:
-    """One answered request: the response, its metrics label, and what its log line names."""
-
-    response: dict[str, Any]
-    label: str
-    details: list[str] = field(default_factory=list)
-    total: int = 0
-    repeat: tuple = ()
-
-
-def _log_decision(level: int, label: str, endpoint: str, req: AdmissionRequest | None, seconds: float,
-                  details: list[str], total: int, repeat: tuple = ()) -> None:
-    """One capped line for one decision; repeats of the same kind of line are rate-limited by the handler."""
-    if not log.isEnabledFor(level):
-        return
-    if req is None:
-        line = decision_line(label, endpoint, "-", "-", "", "", "-", seconds, details, total)
-        key: tuple = ("decision", label, endpoint)
-    else:
-        line = decision_line(label, endpoint, req.operation, req.kind, req.namespace, _object_name(req), req.uid,
-                             seconds, details, total)
-        key = ("decision", label, endpoint, req.metric_kind, req.metric_operation, repeat)
-    log.log(level, "%s", line, extra={"repeat_key": key})
-
-
-def _object_name(req: AdmissionRequest) -> str:
-    """The request's name, else the object's name or generateName (a CREATE with generateName has none yet)."""
-    if req.name:
-        return req.name
-    meta = (req.object or {}).get("metadata")
-    return str(meta.get("name") or meta.get("generateName") or "") if isinstance(meta, dict) else ""
-
-
-def _check_object_kind(req: AdmissionRequest) -> None:
-    """The object, when it names a kind, must be of the kind the request says; a CREATE or UPDATE
-    of a kind the webhook decides on must carry the object (and the stored object for UPDATE)."""
-    if req.kind in HANDLED_VERSIONS and req.operation in ("CREATE", "UPDATE") and not req.sub_resource:
-        if req.object is None:
-            raise MalformedReview(f"AdmissionReview.request.object is missing for {req.operation} of {req.kind}")
-        if req.operation == "UPDATE" and req.old_object is None:
-            raise MalformedReview(f"AdmissionReview.request.oldObject is missing for UPDATE of {req.kind}")
-    for member, obj in (("object", req.object), ("oldObject", req.old_object)):
-        kind = obj.get("kind") if isinstance(obj, dict) else None
-        if kind is not None and kind != req.kind:
-            raise MalformedReview(f"AdmissionReview.request.{member}.kind {kind!r} differs from request.kind {req.kind!r}")
-
-
-#: One small object per kind, decided once at startup by :func:`warm_up`.
-_WARM_UP_OBJECTS: tuple[dict[str, Any], ...] = (
-    {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "warm-up", "namespace": "default"},
-     "spec": {"devices": {"requests": [{"name": "r", "exactly": {
-         "deviceClassName": "warm-up.example.com",
-         "selectors": [{"cel": {"expression": 'device.driver == "warm-up.example.com"'}}]}}]}}},
-    {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
-     "metadata": {"name": "warm-up", "namespace": "default"},
-     "spec": {"spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "warm-up.example.com"}}]}}}},
-    {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "warm-up.example.com"},
-     "spec": {"selectors": [{"cel": {"expression": 'device.driver == "warm-up.example.com"'}}]}},
-    {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "warm-up"},
-     "spec": {"driver": "warm-up.example.com", "nodeName": "node", "pool": {"name": "p", "generation": 1,
-                                                                           "resourceSliceCount": 1},
-              "devices": [{"name": "d", "attributes": {"model": {"string": "x"}}, "capacity": {"m": {"value": "1Gi"}}}]}},
-    {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": "warm-up", "namespace": "default"},
-     "spec": {"resourceClaims": [{"name": "c", "resourceClaimName": "warm-up"}]}},
-    {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "warm-up", "namespace": "default"},
-     "spec": {"containers": [{"name": "c", "image": "x"}], "resourceClaims": [{"name": "c", "resourceClaimName": "w"}]}},
-)
-
-
-def warm_up(gates: Any) -> list[str]:
-    """Decide on one object of each kind so that the core's modules, CEL environments and caches
-    are loaded before gunicorn forks its workers (else each worker's first request pays for it).
-    Returns the problems met, for the log; they do not stop the server."""
-    problems = []
-    for obj in _WARM_UP_OBJECTS:
-        try:
-            review(obj, gates=gates, namespace_labels={})
-        except Exception as exc:  # noqa: BLE001 - a warm-up failure is only logged
-            problems.append(f"{obj['kind']}: {type(exc).__name__}: {exc}")
-    return problems
-

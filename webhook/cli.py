@@ -23,8 +23,8 @@ def cli() -> None:
               help="Serving certificate (PEM); reloaded when it changes.")
 @click.option("--key-file", default="/etc/dra-webhook/tls/tls.key", show_default=True,
               help="Key of the serving certificate (PEM); reloaded when it changes.")
-@click.option("--workers", type=click.IntRange(1, 64), default=2, show_default=True, help="gunicorn worker processes.")
-@click.option("--threads", type=click.IntRange(1, 256), default=4, show_default=True, help="Threads per worker.")
+@click.option("--workers", type=click.IntRange(1, 64), default=2, show_default=True, help="Worker processes.")
+@click.option("--threads", type=click.IntRange(1, 256), default=4, show_default=True, help="Decision threads per worker.")
 @click.option("--mode", type=click.Choice(["enforce", "warn"]), default="enforce", show_default=True,
               help="enforce: deny invalid objects; warn: admit them with AdmissionReview warnings.")
 @click.option("--feature-gates", metavar="A=true,B=false",
@@ -36,8 +36,12 @@ def cli() -> None:
               help="How long namespace labels are cached (admin-access check).")
 @click.option("--lookup-timeout", type=click.FloatRange(0.1), default=2.0, show_default=True, metavar="SECONDS",
               help="Timeout of one namespace lookup.")
-@click.option("--keepalive", type=click.IntRange(1), default=75, show_default=True, metavar="SECONDS",
-              help="Idle keep-alive of client connections.")
+@click.option("--header-timeout", type=click.FloatRange(0.001, 60), default=5.0, show_default=True, metavar="SECONDS",
+              help="Time a client has to send a request's headers (also how long an idle keep-alive connection stays).")
+@click.option("--body-timeout", type=click.FloatRange(0.001), default=10.0, show_default=True, metavar="SECONDS",
+              help="Time a client has to send a request's body once its headers are in.")
+@click.option("--max-connections", type=click.IntRange(1), default=512, show_default=True,
+              help="Open connections per worker; more wait in the listen backlog.")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info", show_default=True)
 @click.option("--metrics-dir", metavar="DIR", help="Directory for multiprocess metrics (default: a new temp dir).")
 def serve(**kwargs: object) -> None:

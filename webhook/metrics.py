@@ -1,6 +1,6 @@
 """Prometheus metrics of the webhook: admission requests by kind/operation/decision, and latency.
 
-Under gunicorn several worker processes serve requests, so ``dra-webhook serve``
+Under ``dra-webhook serve`` several worker processes serve requests, so ``dra-webhook serve``
 sets ``PROMETHEUS_MULTIPROC_DIR`` before this module is imported and ``/metrics``
 then aggregates every worker's samples (prometheus_client's multiprocess mode).
 In-process (tests, the Flask dev server) each :class:`Metrics` has its own registry.
@@ -53,8 +53,3 @@ class Metrics:
             return generate_latest(registry), CONTENT_TYPE_LATEST
         return generate_latest(self.registry), CONTENT_TYPE_LATEST
 
-
-def worker_exited(pid: int) -> None:
-    """Tell the multiprocess collector that a worker is gone (gunicorn's ``child_exit`` hook)."""
-    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        multiprocess.mark_process_dead(pid)

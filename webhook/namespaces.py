@@ -69,8 +69,8 @@ class NamespaceLabels:
 class KubernetesNamespaceFetcher:
     """Reads namespace labels with the ``kubernetes`` client: in-cluster config, else a kubeconfig.
 
-    The client is created lazily and again after a fork, because gunicorn workers fork
-    from the master and a connection pool must not be shared across processes.
+    The client is created lazily and again after a fork, because the server's workers fork
+    from the main process and a connection pool must not be shared across processes.
     """
 
     def __init__(self, kubeconfig: str | None = None, context: str | None = None, timeout: float = 2.0) -> None:
@@ -83,7 +83,7 @@ class KubernetesNamespaceFetcher:
 
     @staticmethod
     def preload() -> None:
-        """Import the client before gunicorn forks: it loads lazily and its first use costs
+        """Import the client before the server forks: it loads lazily and its first use costs
         seconds, which must not land on an admission request (the API server waits 5 s at most)."""
         for module in ("kubernetes.config", "kubernetes.client.exceptions"):
             importlib.import_module(module)

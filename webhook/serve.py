@@ -1,11 +1,17 @@
-"""``dra-webhook serve``: the Flask app over TLS in gunicorn, in-process (``BaseApplication``).
+"""``dra-webhook serve``: the webhook over TLS in granian, in-process.
 
-gunicorn's threaded workers (``gthread``) keep the API server's connections alive;
-the app is loaded once in the master (``preload_app``) and forked into the workers.
-TLS comes from :class:`webhook.tls.ReloadingTLS` through gunicorn's ``ssl_context``
-hook, so rotated certificate files are picked up by new connections without a
-restart. Metrics of all workers are aggregated through prometheus_client's
-multiprocess directory.
+granian (Rust: hyper, rustls, tokio) runs the worker processes and owns the sockets: each
+worker bounds its connections (``--max-connections``), gives every request's headers a
+deadline (``--header-timeout``) and speaks TLS; :mod:`webhook.rsgi` reads each body on the
+worker's event loop within ``--body-timeout`` and hands only complete bodies to the decision
+threads. A slow or silent client therefore holds a socket, never a thread, and ``/healthz``
+and ``/readyz`` are answered on the event loop whatever the other connections do.
+
+The app is built once in the main process and forked into the workers. The certificate
+files are watched from the main process; once a changed pair loads, the workers are
+respawned one by one (each new worker starts before the old one stops), so rotated
+certificates are served without a restart and without refused connections. Metrics of all
+workers are aggregated through prometheus_client's multiprocess directory.
 """
 
 from __future__ import annotations
@@ -18,9 +24,7 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from gunicorn.app.base import BaseApplication
+from typing import Any, Callable
 
 from kubectl_dra.errors import UsageError
 
@@ -56,26 +60,11 @@ class ServeOptions:
     kube_context: str | None = None
     namespace_cache_ttl: float = 10.0
     lookup_timeout: float = 2.0
-    keepalive: int = 75
+    header_timeout: float = 5.0
+    body_timeout: float = 10.0
+    max_connections: int = 512
     log_level: str = "info"
     metrics_dir: str | None = None
-
-
-class WebhookServer(BaseApplication):
-    """gunicorn serving one already-built WSGI app with settings given as a dict."""
-
-    def __init__(self, wsgi_app: Any, settings: dict[str, Any]) -> None:
-        self._wsgi_app = wsgi_app
-        self._settings = settings
-        super().__init__(prog="dra-webhook")
-
-    def load_config(self) -> None:
-        """Copy the settings into gunicorn's config."""
-        for key, value in self._settings.items():
-            self.cfg.set(key, value)
-
-    def load(self) -> Any:
-        return self._wsgi_app
 
 
 def resolve_gates(feature_gates: str | None, kubernetes_version: str | None) -> Any:
@@ -100,37 +89,13 @@ def prepare_metrics_dir(path: str | None) -> str:
     return str(directory)
 
 
-def gunicorn_settings(options: ServeOptions, tls: ReloadingTLS) -> dict[str, Any]:
-    """The gunicorn configuration for ``options``."""
-    from .metrics import worker_exited
-
-    return {
-        "bind": [options.bind],
-        "workers": options.workers,
-        "worker_class": "gthread",
-        "threads": options.threads,
-        "keepalive": options.keepalive,
-        "timeout": 30,
-        "graceful_timeout": 10,
-        "preload_app": True,
-        "certfile": options.cert_file,
-        "keyfile": options.key_file,
-        "ssl_context": tls.gunicorn_hook(),
-        "accesslog": None,
-        "errorlog": "-",
-        "loglevel": options.log_level,
-        "proc_name": "dra-webhook",
-        "control_socket_disable": True,
-        "child_exit": lambda arbiter, worker: worker_exited(worker.pid),
-    }
-
-
-def build(options: ServeOptions) -> WebhookServer:
+def build(options: ServeOptions) -> "WebhookServer":
     """Check the options, load gates and certificates, and build the server (not yet running)."""
     if options.mode not in ("enforce", "warn"):
         raise UsageError(f"--mode must be enforce or warn, not {options.mode!r}")
     if options.workers < 1 or options.threads < 1:
         raise UsageError("--workers and --threads must be at least 1")
+    host, port = parse_bind(options.bind)
     gates = resolve_gates(options.feature_gates, options.kubernetes_version)
     tls = ReloadingTLS(options.cert_file, options.key_file)
     try:
@@ -140,8 +105,9 @@ def build(options: ServeOptions) -> WebhookServer:
     prepare_metrics_dir(options.metrics_dir)
     _configure_logging(options.log_level)
 
-    from .app import Settings, create_app, warm_up
     from .namespaces import KubernetesNamespaceFetcher, NamespaceLabels
+    from .rsgi import Limits, WebhookRSGI
+    from .service import AdmissionService, Settings, warm_up
 
     fetcher = KubernetesNamespaceFetcher(options.kubeconfig, options.kube_context, options.lookup_timeout)
     fetcher.preload()
@@ -165,23 +131,112 @@ def build(options: ServeOptions) -> WebhookServer:
         namespace_labels=NamespaceLabels(fetcher, ttl=options.namespace_cache_ttl),
         readiness=lambda: tls.readiness() or fetcher.readiness(),
     )
-    return WebhookServer(create_app(settings), gunicorn_settings(options, tls))
+    app = WebhookRSGI(AdmissionService(settings), Limits(body_timeout=options.body_timeout, threads=options.threads))
+    return WebhookServer(app, options, tls, host, port)
+
+
+def parse_bind(bind: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[V6]:PORT`` for IPv6) as granian takes it."""
+    host, sep, port = bind.rpartition(":")
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+        raise UsageError(f"--bind must be HOST:PORT, not {bind!r}")
+    return host.strip("[]") or "0.0.0.0", int(port)
+
+
+class WebhookServer:
+    """granian serving one already-built RSGI app, with certificate rotation by worker respawn."""
+
+    #: Seconds between checks of the certificate files.
+    CERT_POLL_SECONDS = 1.0
+    #: Seconds a stopping worker may take to finish its requests before it is killed.
+    GRACEFUL_SECONDS = 10
+
+    def __init__(self, app: Any, options: ServeOptions, tls: ReloadingTLS, host: str, port: int) -> None:
+        self.app = app
+        self.options = options
+        self.tls = tls
+        self.host = host
+        self.port = port
+
+    def granian(self) -> Any:
+        """The granian server for the options (not started)."""
+        from granian import Granian
+        from granian.constants import HTTPModes, Interfaces, SSLProtocols
+        from granian.http import HTTP1Settings
+
+        return Granian(
+            "dra-webhook",
+            address=self.host,
+            port=self.port,
+            interface=Interfaces.RSGI,
+            workers=self.options.workers,
+            backpressure=self.options.max_connections,
+            http=HTTPModes.http1,
+            websockets=False,
+            http1_settings=HTTP1Settings(header_read_timeout=max(1, int(self.options.header_timeout * 1000)),
+                                         keep_alive=True),
+            ssl_cert=Path(self.options.cert_file),
+            ssl_key=Path(self.options.key_file),
+            ssl_protocol_min=SSLProtocols.tls12,
+            log_level=_granian_level(self.options.log_level),
+            respawn_failed_workers=True,
+            respawn_interval=1.0,
+            workers_kill_timeout=self.GRACEFUL_SECONDS,
+        )
+
+    def run(self) -> None:
+        """Serve until SIGTERM / SIGINT; then each worker finishes its requests and stops."""
+        server = self.granian()
+        cert, key = Path(self.options.cert_file), Path(self.options.key_file)
+
+        def reload_certificates() -> None:
+            # granian keeps the files' resolved paths; a rotated Secret volume points elsewhere now
+            server.build_ssl_context(cert, key, None, server.ssl_ctx[4], None, [], False)
+
+        server.on_reload(reload_certificates)
+        stop = threading.Event()
+        watcher = threading.Thread(target=self._watch_certificates, args=(server.signal_handler_reload, stop),
+                                   name="dra-webhook-certs", daemon=True)
+        watcher.start()
+        try:
+            server.serve(target_loader=lambda: self.app, wrap_loader=False)
+        finally:
+            stop.set()
+
+    def _watch_certificates(self, respawn: Callable[[], None], stop: threading.Event) -> None:
+        """Respawn the workers once a changed certificate pair loads (a torn pair is waited out)."""
+        seen = self.tls.reloads
+        while not stop.wait(self.CERT_POLL_SECONDS):
+            try:
+                self.tls.context()
+            except CertificateError:
+                continue
+            if self.tls.reloads != seen:
+                seen = self.tls.reloads
+                logging.getLogger("dra_webhook").info("certificate changed: respawning the workers")
+                respawn()
+
+
+def _granian_level(level: str) -> Any:
+    from granian.log import LogLevels
+
+    return LogLevels(level)
 
 
 def allow_deep_nesting() -> None:
     """Let request threads decide on objects nested as deep as the API server accepts: a higher
-    recursion limit, and thread stacks that hold it (set before gunicorn starts its threads)."""
+    recursion limit, and thread stacks that hold it (set before the workers start their threads)."""
     sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
     threading.stack_size(max(threading.stack_size(), THREAD_STACK_BYTES))
 
 
 def run(options: ServeOptions) -> None:
-    """Serve until gunicorn is stopped (SIGTERM / SIGINT)."""
+    """Serve until stopped (SIGTERM / SIGINT)."""
     build(options).run()
 
 
 def _configure_logging(level: str) -> None:
-    """The webhook's own log lines on stderr next to gunicorn's, with repeats rate-limited."""
+    """The webhook's own log lines on stderr next to granian's, with repeats rate-limited."""
     from .logs import RepeatFilter
 
     logger = logging.getLogger("dra_webhook")

@@ -1,11 +1,12 @@
-"""TLS for the webhook: a server SSLContext that follows certificate rotation without a restart.
+"""TLS for the webhook: which certificate pair is current, and whether it loads.
 
-gunicorn asks its ``ssl_context`` hook for a context for every accepted connection.
-:class:`ReloadingTLS` answers with a cached context and rebuilds it when the
-certificate or key file changes (mtime, size or inode, so that Kubernetes' atomic
-symlink swap of Secret volumes counts). A half-written or mismatched pair during a
-rotation fails to load; the previous context then keeps serving and the load is
-retried, so no handshake fails because of a rotation.
+:class:`ReloadingTLS` keeps a context built from the certificate and key files and rebuilds
+it when they change (mtime, size or inode, so that Kubernetes' atomic symlink swap of Secret
+volumes counts). A half-written or mismatched pair during a rotation fails to load; the
+previous context is kept and the load retried. ``dra-webhook serve`` polls it from the main
+process and respawns granian's workers (which load the files themselves) only once a changed
+pair has loaded, so a torn rotation never reaches a worker; ``/readyz`` reports a pair that
+never loaded.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import os
 import ssl
 import threading
 import time
-from typing import Any, Callable
+from typing import Callable
 
 log = logging.getLogger("dra_webhook.tls")
 
@@ -68,14 +69,6 @@ class ReloadingTLS:
         except CertificateError as exc:
             return str(exc)
         return None
-
-    def gunicorn_hook(self) -> Callable[[Any, Any], ssl.SSLContext]:
-        """A function for gunicorn's ``ssl_context`` setting."""
-
-        def ssl_context(config: Any, default_ssl_context_factory: Any) -> ssl.SSLContext:
-            return self.context()
-
-        return ssl_context
 
     def _stat(self) -> Signature:
         """What identifies the current content of both files without reading them."""
