@@ -4,7 +4,10 @@ It serves discovery (``/api``, ``/apis``, group/version resource lists), list an
 the kinds kubectl-dra reads (cluster-wide and per namespace), paginated lists with
 ``limit``/``continue`` over a consistent snapshot (later changes do not leak into a list
 being paged; an expired token answers 410 as etcd compaction does), bearer-token
-authentication, and injected faults (any status, or a delay to provoke client timeouts).
+authentication, injected faults (any status, or a delay to provoke client timeouts), and
+watches (``?watch=1``): ADDED/MODIFIED/DELETED events from a resourceVersion on, BOOKMARK
+events on request (:meth:`FakeAPIServer.bookmark`), and a 410 Gone ERROR event for a
+resourceVersion older than the last :meth:`FakeAPIServer.compact`.
 
 The TLS certificate (a CA plus a serving certificate for 127.0.0.1/localhost) is made with
 ``cryptography`` at run time. :meth:`FakeAPIServer.write_kubeconfig` writes a kubeconfig
@@ -18,6 +21,7 @@ that trusts it, so tests go through the real ``kubernetes`` client exactly as us
 from __future__ import annotations
 
 import base64
+import contextlib
 import copy
 import datetime
 import ipaddress
@@ -25,10 +29,11 @@ import json
 import ssl
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 from urllib.parse import parse_qs, urlsplit
 
 import yaml
@@ -170,6 +175,15 @@ class FakeAPIServer:
         self._lock = threading.Lock()
         self._rv = 1000
         self._objects: dict[str, list[Obj]] = {t.kind: [] for t in self.types}
+        #: (resourceVersion, kind, event type, object) of every change, for watches
+        self._events: list[tuple[int, str, str, Obj]] = []
+        self._changed = threading.Condition(self._lock)
+        #: watches from an older resourceVersion than this answer 410 Gone
+        self._compacted = 0
+        #: watches currently streaming (for tests that wait for a watcher to be connected)
+        self.active_watches = 0
+        #: while set, open watches deliver nothing (changes made meanwhile arrive together)
+        self._held = False
         #: resourceVersion -> snapshot of one kind's objects, for continue tokens
         self._snapshots: dict[tuple[str, int], list[Obj]] = {}
         self._stopping = threading.Event()
@@ -198,11 +212,99 @@ class FakeAPIServer:
             stored = copy.deepcopy(obj)
             stored.setdefault("metadata", {})["resourceVersion"] = str(self._rv)
             self._objects[kind].append(stored)
+            self._record(kind, "ADDED", stored)
+
+    def update(self, obj: Obj) -> None:
+        """Replace the stored object of the same kind, namespace and name (a MODIFIED event)."""
+        kind = str(obj.get("kind"))
+        with self._lock:
+            self._rv += 1
+            stored = copy.deepcopy(obj)
+            stored.setdefault("metadata", {})["resourceVersion"] = str(self._rv)
+            self._objects[kind] = [stored if _meta(o) == _meta(stored) else o for o in self._objects[kind]]
+            self._record(kind, "MODIFIED", stored)
 
     def delete(self, kind: str, name: str, namespace: str = "") -> None:
         with self._lock:
             self._rv += 1
+            gone = [o for o in self._objects[kind] if _meta(o) == (namespace, name)]
             self._objects[kind] = [o for o in self._objects[kind] if _meta(o) != (namespace, name)]
+            for obj in gone:
+                stored = copy.deepcopy(obj)
+                stored["metadata"]["resourceVersion"] = str(self._rv)
+                self._record(kind, "DELETED", stored)
+
+    def _record(self, kind: str, event: str, obj: Obj) -> None:
+        """Remember a change for watches and wake them (under the lock)."""
+        self._events.append((self._rv, kind, event, obj))
+        self._changed.notify_all()
+
+    def bookmark(self, kind: str) -> None:
+        """Send watches of ``kind`` that asked for bookmarks a BOOKMARK at the current resourceVersion."""
+        with self._lock:
+            self._rv += 1
+            self._record(kind, "BOOKMARK", {"metadata": {"resourceVersion": str(self._rv)}})
+
+    def compact(self) -> None:
+        """Forget history: a watch from a resourceVersion before now answers 410 Gone, and open
+        watches end (as after an etcd compaction and an API server restart)."""
+        with self._lock:
+            self._compacted = self._rv
+            self._events.clear()
+            self._snapshots.clear()
+            self._changed.notify_all()
+
+    @contextlib.contextmanager
+    def hold_watches(self) -> Iterator[None]:
+        """Open watches deliver no event inside the block (e.g. a change then a compaction: the
+        change is never seen by a watch, which then has to list again)."""
+        with self._lock:
+            self._held = True
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._held = False
+                self._changed.notify_all()
+
+    def watch_events(self, kind: str, namespace: str | None, query: dict[str, str]) -> Iterable[Obj]:
+        """The events of a watch request, as they happen, until its timeoutSeconds pass or history
+        is compacted (a too-old resourceVersion: one ERROR event with a 410 Status)."""
+        rtype = next(t for t in self.types if t.kind == kind)
+        since = int(query.get("resourceVersion") or 0)
+        bookmarks = query.get("allowWatchBookmarks") in ("true", "True", "1")
+        end = time.monotonic() + float(query.get("timeoutSeconds") or 30)
+        with self._lock:
+            compacted_at = self._compacted
+            if since and since < self._compacted:
+                yield {"type": "ERROR", "object": _status(410, f"too old resource version: {since} "
+                                                             f"({self._compacted})")}
+                return
+            since = since or self._rv
+            self.active_watches += 1
+        try:
+            while not self._stopping.is_set():
+                with self._lock:
+                    pending = [] if self._held else [e for e in self._events if e[0] > since and e[1] == kind]
+                    if not pending:
+                        if (self._compacted != compacted_at and not self._held) or time.monotonic() > end:
+                            return
+                        self._changed.wait(timeout=min(0.2, max(0.0, end - time.monotonic())))
+                        continue
+                for rv, _, event, obj in pending:
+                    since = rv
+                    if event == "BOOKMARK":
+                        if bookmarks:
+                            yield {"type": "BOOKMARK", "object": {"apiVersion": rtype.group_version,
+                                                                  "kind": kind, **obj}}
+                        continue
+                    if namespace is not None and _meta(obj)[0] != namespace:
+                        continue
+                    yield {"type": event, "object": {"apiVersion": rtype.group_version, "kind": kind,
+                                                     **copy.deepcopy(obj)}}
+        finally:
+            with self._lock:
+                self.active_watches -= 1
 
     def fail(self, path: str, status: int = 500, message: str = "injected failure", *, delay: float = 0.0,
              times: int | None = None, later_pages_only: bool = False, retry_after: str | None = None) -> None:
@@ -347,6 +449,8 @@ class FakeAPIServer:
             return 404, _status(404, "the server could not find the requested resource")
         if len(rest) == 2:
             return self._get(rtype, namespace or "", rest[1])
+        if query.get("watch") in ("1", "true", "True"):
+            return 200, _Watch(self.watch_events(rtype.kind, namespace, query))
         return self._list(rtype, namespace, query)
 
     def _get(self, rtype: ResourceType, namespace: str, name: str) -> tuple[int, Any]:
@@ -392,6 +496,13 @@ class FakeAPIServer:
                      "items": items}
 
 
+class _Watch:
+    """A watch response: events written one JSON line each as they come."""
+
+    def __init__(self, events: Iterable[Obj]) -> None:
+        self.events = events
+
+
 def _status(code: int, message: str) -> Obj:
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message,
             "reason": _REASONS.get(code, "InternalError"), "code": code}
@@ -422,6 +533,9 @@ class _Handler(BaseHTTPRequestHandler):
         status, body, delay = self.server_ref.handle(split.path, query, self.headers.get("Authorization"))
         if delay and self.server_ref._stopping.wait(delay):
             return
+        if isinstance(body, _Watch):
+            self._stream(body)
+            return
         payload = json.dumps(body).encode()
         try:
             self.send_response(status)
@@ -433,3 +547,18 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(payload)
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
             pass
+
+    def _stream(self, watch: _Watch) -> None:
+        """Send a watch's events as chunks of one JSON line each, then the last chunk."""
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for event in watch.events:
+                line = json.dumps(event).encode() + b"\n"
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError, ssl.SSLError, OSError):
+            self.close_connection = True

@@ -463,12 +463,15 @@ def test_rbac_has_no_wildcards(manifests: list[dict[str, Any]]) -> None:
                     assert "*" not in (rule.get(key) or []), f"{kind}/{role['metadata']['name']}: wildcard {key}"
 
 
-def test_webhook_may_only_get_namespaces(manifests: list[dict[str, Any]]) -> None:
+def test_webhook_may_only_get_namespaces_and_read_devices(manifests: list[dict[str, Any]]) -> None:
     deployment = one(manifests, "Deployment")
     account = deployment["spec"]["template"]["spec"]["serviceAccountName"]
     one(manifests, "ServiceAccount", account)
     grants = _rules_of(manifests, account)
-    assert [(r["apiGroups"], r["resources"], r["verbs"]) for _, _, r in grants] == [([""], ["namespaces"], ["get"])]
+    # namespace labels for admin access; the watch cache of the apply-time warnings; no write
+    assert [(r["apiGroups"], r["resources"], r["verbs"]) for _, _, r in grants] == [
+        ([""], ["namespaces"], ["get"]),
+        (["resource.k8s.io"], ["deviceclasses", "resourceslices"], ["list", "watch"])]
 
 
 def test_cert_job_rbac_is_limited_to_its_secrets_and_webhooks(manifests: list[dict[str, Any]]) -> None:

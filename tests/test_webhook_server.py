@@ -528,3 +528,36 @@ def test_decision_logs_are_one_capped_line_each_and_repeats_are_limited(tmp_path
     repeated = [line for line in decisions if "Not_A_Name" in line]
     assert 1 <= len(repeated) <= 5, len(repeated)
     assert any(line.split("dra_webhook: ", 1)[1].startswith("malformed validate") for line in lines)
+
+
+# --- apply-time warnings from the workers' watch caches ---------------------------------------------
+
+
+def test_apply_time_warnings_follow_the_cluster(servers: Any, apiserver: FakeAPIServer) -> None:
+    """Each worker's cache lists and watches the fake API server; a claim for a DeviceClass that
+    does not exist is admitted with a warning, and once the class appears the warning is gone."""
+    client = servers(()).client()
+    name = "advice-e2e.example.com"
+    doc = admission_review({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                            "metadata": {"name": "advice", "namespace": "default"},
+                            "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": name}}]}}})
+
+    def warnings() -> list[str]:
+        status, reply = client.post_json("/validate", doc)
+        assert status == 200 and reply["response"]["allowed"] is True
+        return [w for w in reply["response"].get("warnings") or [] if name in w]
+
+    deadline = time.monotonic() + 60  # (a liveness bound: both workers' caches sync and follow the watch)
+    while not any("does not exist" in w for w in warnings()):
+        assert time.monotonic() < deadline, "no warning about the missing DeviceClass"
+        time.sleep(0.1)
+    apiserver.add({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": name},
+                   "spec": {}})
+    try:
+        clean = 0
+        while clean < 6:  # several answers in a row, from both workers
+            assert time.monotonic() < deadline, "the warning stayed after the DeviceClass was created"
+            clean = clean + 1 if not any("does not exist" in w for w in warnings()) else 0
+            time.sleep(0.05)
+    finally:
+        apiserver.delete("DeviceClass", name)

@@ -42,6 +42,12 @@ def cli() -> None:
               help="Time a client has to send a request's body once its headers are in.")
 @click.option("--max-connections", type=click.IntRange(1), default=512, show_default=True,
               help="Open connections per worker; more wait in the listen backlog.")
+@click.option("--apply-warnings/--no-apply-warnings", default=True, show_default=True,
+              help="Warn (never deny) at apply time about claims no device matches, missing DeviceClasses, "
+              "classes that match nothing and slices whose attribute types disagree; needs list/watch of "
+              "deviceclasses and resourceslices.")
+@click.option("--warnings-deadline", type=click.FloatRange(0.001, 5), default=0.05, show_default=True,
+              metavar="SECONDS", help="Longest time the warnings may add to one admission; past it they are skipped.")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info", show_default=True)
 @click.option("--metrics-dir", metavar="DIR", help="Directory for multiprocess metrics (default: a new temp dir).")
 def serve(**kwargs: object) -> None:

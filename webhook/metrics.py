@@ -40,6 +40,18 @@ class Metrics:
             registry=self.registry,
         )
 
+        self.advice = Counter(
+            "dra_webhook_advice",
+            "Apply-time advice on admitted objects, by result: warned, none, or why it was skipped "
+            "(not_synced, deadline, too_many_devices, error).",
+            ["result"],
+            registry=self.registry,
+        )
+
+    def advice_result(self, result: str) -> None:
+        """Count one advice outcome."""
+        self.advice.labels(result).inc()
+
     def observe(self, endpoint: str, kind: str, operation: str, decision: str, seconds: float) -> None:
         """Count one request and record its latency."""
         self.requests.labels(endpoint, kind, operation, decision).inc()

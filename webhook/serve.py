@@ -22,7 +22,7 @@ import os
 import sys
 import tempfile
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -63,6 +63,8 @@ class ServeOptions:
     header_timeout: float = 5.0
     body_timeout: float = 10.0
     max_connections: int = 512
+    apply_warnings: bool = True
+    warnings_deadline: float = 0.05
     log_level: str = "info"
     metrics_dir: str | None = None
 
@@ -105,6 +107,7 @@ def build(options: ServeOptions) -> "WebhookServer":
     prepare_metrics_dir(options.metrics_dir)
     _configure_logging(options.log_level)
 
+    from .metrics import Metrics
     from .namespaces import KubernetesNamespaceFetcher, NamespaceLabels
     from .rsgi import Limits, WebhookRSGI
     from .service import AdmissionService, Settings, warm_up
@@ -131,7 +134,16 @@ def build(options: ServeOptions) -> "WebhookServer":
         namespace_labels=NamespaceLabels(fetcher, ttl=options.namespace_cache_ttl),
         readiness=lambda: tls.readiness() or fetcher.readiness(),
     )
-    app = WebhookRSGI(AdmissionService(settings), Limits(body_timeout=options.body_timeout, threads=options.threads))
+    metrics = Metrics()
+    cache = None
+    if options.apply_warnings:
+        from .advice import Advisor, DeviceCache, kubernetes_api
+
+        cache = DeviceCache(kubernetes_api(options.kubeconfig, options.kube_context))
+        settings = replace(settings, advise=Advisor(cache, options.warnings_deadline, metrics.advice_result))
+    app = WebhookRSGI(AdmissionService(settings, metrics),
+                      Limits(body_timeout=options.body_timeout, threads=options.threads),
+                      on_start=cache.start if cache else None, on_stop=cache.stop if cache else None)
     return WebhookServer(app, options, tls, host, port)
 
 

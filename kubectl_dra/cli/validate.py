@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
 import click
@@ -11,6 +12,7 @@ from ..state import load_documents
 from .common import dump, gate_options, resolve_gates, stderr_is_terminal, warn
 
 if TYPE_CHECKING:
+    from ..advice import Inventory
     from ..validation.admission import Decision
 
 _HELP = """Apply the API server's DRA admission rules to objects in files, offline.
@@ -49,6 +51,16 @@ Examples:
   kubectl get resourceclaim my-claim -o yaml > old.yaml && \\
     kubectl dra validate -f claim-with-status.yaml --old old.yaml --subresource status
 
+
+With a cluster (--state FILES, or --live for the kubeconfig's cluster), valid
+objects also get the webhook's apply-time warnings: a DeviceClass that does not
+exist, a request no device matches ("pods using this claim will stay Pending"),
+a count no single node can reach, a DeviceClass that matches no device, a slice
+attribute whose type differs from the driver's other slices. Warnings never
+change the exit status.
+  kubectl dra validate -f claim.yaml --state cluster-dump.yaml
+  kubectl dra validate -f claim.yaml --live
+
 Exit status: 0 all valid, 1 some object is invalid, 2 usage or input error.
 """
 
@@ -73,6 +85,12 @@ Exit status: 0 all valid, 1 some object is invalid, 2 usage or input error.
               help="Fields the API does not define (a typo such as `conut:` is otherwise dropped silently): "
               "warn as the API server does, fail like kubectl's strict field validation, or ignore. Uses the "
               "schemas of the kubernetes-validate package; without it only an explicit 'error' complains.")
+@click.option("--state", "state_paths", multiple=True, metavar="PATH", type=click.Path(allow_dash=True),
+              help="Cluster state (DeviceClasses, ResourceSlices) to warn against, from files: YAML/JSON, "
+              "directories, - for stdin. Repeatable.")
+@click.option("--live", is_flag=True, help="Warn against the live cluster's DeviceClasses and ResourceSlices.")
+@click.option("--kubeconfig", metavar="FILE", type=click.Path(dir_okay=False), help="Kubeconfig for --live.")
+@click.option("--context", "kube_context", metavar="NAME", help="Kubeconfig context for --live.")
 @gate_options
 @click.option("-o", "--output", "output", type=click.Choice(["text", "json", "yaml", "name"]), default="text",
               show_default=True, help="Output format (name: KIND.GROUP/NAME of each valid object, as kubectl's "
@@ -80,11 +98,37 @@ Exit status: 0 all valid, 1 some object is invalid, 2 usage or input error.
 @click.pass_context
 def validate(ctx: click.Context, filenames: Sequence[str], old_paths: Sequence[str], operation: str | None,
              subresource: str | None, namespace_labels: str | None, namespace: str | None, unknown_fields: str,
+             state_paths: Sequence[str], live: bool, kubeconfig: str | None, kube_context: str | None,
              feature_gates: str | None, kubernetes_version: str | None, output: str) -> None:
     # A DraError becomes one `error:` line and its exit code in the command group (cli/main.py).
+    if live and state_paths:
+        raise UsageError("--live and --state cannot be used together: one reads the cluster, the other files")
+    if (kubeconfig or kube_context) and not live:
+        raise UsageError("--kubeconfig and --context only apply with --live")
+    cluster = ClusterSource(tuple(state_paths), live, kubeconfig, kube_context)
     code = _run(filenames, old_paths, operation, subresource, namespace_labels, namespace, feature_gates,
-                kubernetes_version, output, unknown_fields)
+                kubernetes_version, output, unknown_fields, cluster)
     ctx.exit(code)
+
+
+@dataclass(frozen=True)
+class ClusterSource:
+    """Where apply-time warnings read the cluster from: --state files, --live, or nowhere."""
+
+    state_paths: tuple[str, ...] = ()
+    live: bool = False
+    kubeconfig: str | None = None
+    kube_context: str | None = None
+
+    def inventory(self) -> "Inventory | None":
+        """The cluster's DeviceClasses and ResourceSlices, or None without a cluster."""
+        if not self.state_paths and not self.live:
+            return None
+        from ..advice import Inventory
+        from .common import load_cluster
+
+        state = load_cluster(self.state_paths, self.kubeconfig, self.kube_context)
+        return Inventory.from_objects(state.device_classes, state.resource_slices)
 
 
 #: show progress on a terminal's stderr from this many objects on
@@ -93,7 +137,7 @@ _PROGRESS_MIN = 500
 
 def _run(filenames: Sequence[str], old_paths: Sequence[str], operation: str | None, subresource: str | None,
          namespace_labels: str | None, namespace: str | None, feature_gates: str | None, kubernetes_version: str | None,
-         output: str, unknown_fields: str = "ignore") -> int:
+         output: str, unknown_fields: str = "ignore", cluster: ClusterSource = ClusterSource()) -> int:
     """Decide on every object; print the decisions; return the exit status."""
     from ..validation.admission import review
 
@@ -132,6 +176,13 @@ def _run(filenames: Sequence[str], old_paths: Sequence[str], operation: str | No
         _mark_unknown_fields(decisions, [o for o, _ in zip(originals, pairs)] if op != "UPDATE" else
                              [_original_of(obj, originals, objects) for obj, _ in pairs], gates.version,
                              unknown_fields == "error")
+    inventory = cluster.inventory()
+    if inventory is not None:
+        from ..advice import advise
+
+        for d, (obj, _) in zip(decisions, pairs):
+            if d.allowed:
+                d.warnings.extend(advise(d.kind, obj, inventory))
     for d in decisions:
         for w in d.warnings:
             warn(f"{d.kind}/{d.name}: {w}")
