@@ -86,6 +86,12 @@ class Fault:
     later_pages_only: bool = False
     #: value of a Retry-After header to send (None: no header)
     retry_after: str | None = None
+    #: a hostile body instead of the Status: "endless" (JSON that never ends, as fast as the
+    #: client reads) or "drip" (one byte every ``drip_interval`` seconds); either stops after
+    #: ``stream_limit`` seconds or when the server stops
+    stream: str | None = None
+    drip_interval: float = 0.5
+    stream_limit: float = 30.0
 
 
 @dataclass
@@ -311,6 +317,10 @@ class FakeAPIServer:
         """Make requests to ``path`` (e.g. ``/api/v1/nodes``) fail with ``status`` after ``delay``."""
         self.faults[path] = Fault(status, message, delay, times, later_pages_only, retry_after)
 
+    def stream(self, path: str, kind: str, *, drip_interval: float = 0.5, limit: float = 30.0) -> None:
+        """Answer requests to ``path`` with 200 and a hostile body (see :attr:`Fault.stream`)."""
+        self.faults[path] = Fault(200, "", stream=kind, drip_interval=drip_interval, stream_limit=limit)
+
     def expire_continue_tokens(self) -> None:
         """Every continue token issued so far answers 410 Gone (as after an etcd compaction)."""
         with self._lock:
@@ -403,6 +413,8 @@ class FakeAPIServer:
         if fault is not None:
             if fault.retry_after is not None:
                 self._pending_headers[threading.get_ident()] = {"Retry-After": fault.retry_after}
+            if fault.stream is not None:
+                return fault.status, fault, fault.delay
             return fault.status, _status(fault.status, fault.message), fault.delay
         status, body = self._route(path.rstrip("/") or "/", query)
         return status, body, 0.0
@@ -533,6 +545,9 @@ class _Handler(BaseHTTPRequestHandler):
         status, body, delay = self.server_ref.handle(split.path, query, self.headers.get("Authorization"))
         if delay and self.server_ref._stopping.wait(delay):
             return
+        if isinstance(body, Fault):
+            self._hostile(body)
+            return
         if isinstance(body, _Watch):
             self._stream(body)
             return
@@ -562,3 +577,28 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"0\r\n\r\n")
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError, OSError):
             self.close_connection = True
+
+    def _hostile(self, fault: Fault) -> None:
+        """A 200 answer whose body never ends (bounded by the fault's time limit and the server)."""
+        import time
+
+        stopping = self.server_ref._stopping
+        end = time.monotonic() + fault.stream_limit
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            if fault.stream == "drip":
+                self.wfile.write(b'{"items": [')
+                while not stopping.wait(fault.drip_interval) and time.monotonic() < end:
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+            else:
+                chunk = b'{"kind": "Node", "metadata": {"name": "n"}}, ' * 4096
+                self.wfile.write(b'{"items": [')
+                while not stopping.is_set() and time.monotonic() < end:
+                    self.wfile.write(chunk)
+        except (BrokenPipeError, ConnectionResetError, ssl.SSLError, OSError):
+            pass
+        self.close_connection = True

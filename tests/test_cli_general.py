@@ -182,8 +182,10 @@ def test_malformed_kubeconfig_and_timeouts_are_usage_errors(capsys, tmp_path: Pa
     assert code == 2 and out == ""
     assert err.strip() == f"error: {kubeconfig}: line 1, column 11: malformed YAML: expected the node content, " \
                           "but found '<stream end>'"
-    code, _, err = run(capsys, "usage", "--state", DEMO, "--request-timeout", "0")
-    assert code == 2 and "'--request-timeout': 0.0 is not in the range x>0" in err
+    code, _, err = run(capsys, "usage", "--state", DEMO, "--request-timeout", "0")  # kubectl's "no limit"
+    assert code == 0, err
+    code, _, err = run(capsys, "usage", "--state", DEMO, "--request-timeout", "-1")
+    assert code == 2 and "'--request-timeout': '-1': a duration must not be negative" in err
 
 
 def test_internal_error_messages_stay_on_one_line(capsys, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,6 +13,7 @@ import click
 from ..errors import ClusterAccessError, FeatureGateError, UsageError
 from ..model.jsoncopy import dumps_json
 from ..state import ClusterState, load_state
+from .options import Duration
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -41,8 +42,9 @@ def state_options(f: F) -> F:
         ),
         click.option("--kubeconfig", metavar="FILE", type=click.Path(dir_okay=False), help="Path to the kubeconfig file (live cluster)."),
         click.option("--context", "kube_context", metavar="NAME", help="The kubeconfig context to use."),
-        click.option("--request-timeout", type=click.FloatRange(min=0, min_open=True), default=30.0, show_default=True, metavar="SECONDS",
-                     help="Timeout of each request to the API server."),
+        click.option("--request-timeout", type=Duration(), default="30s", show_default=True, metavar="DURATION",
+                     help="How long one request to the API server may take in all (connection, credentials, "
+                     "the whole answer), as kubectl's flag: 30s, 2m, a bare number of seconds; 0: no limit."),
     ]
     for option in reversed(options):
         f = option(f)

@@ -6,6 +6,7 @@ Subcommands live in their own modules and are imported only when invoked, so tha
 
 from __future__ import annotations
 
+import errno
 import gc
 import importlib
 import os
@@ -130,6 +131,7 @@ def main(argv: list[str] | None = None) -> None:
     tune_process()
     try:
         rv = cli.main(args=argv, prog_name="kubectl-dra", standalone_mode=False)
+        sys.stdout.flush()  # here, so that a full disk is reported like any other failure
     except click.exceptions.NoArgsIsHelpError as exc:  # bare `kubectl dra`: the help, as kubectl does
         click.echo(exc.ctx.get_help() if exc.ctx is not None else str(exc))
         sys.exit(0)
@@ -146,17 +148,33 @@ def main(argv: list[str] | None = None) -> None:
     except (BrokenPipeError, StdoutClosed):  # `kubectl dra usage | head`: the reader left; leave quietly
         _silence_stdout()
         sys.exit(141)  # as kubectl, which SIGPIPE ends (128 + 13); never 1, which means "invalid"
+    except OSError as exc:
+        if exc.errno not in _OUTPUT_ERRNOS:
+            _internal_error(exc)
+        _silence_stdout()
+        click.echo(f"error: cannot write the output: {exc.strerror or exc}", err=True)
+        sys.exit(2)
     except Exception as exc:  # a bug: still one line, unless debugging was asked for
-        if os.environ.get("KUBECTL_DRA_DEBUG"):
-            raise
-        detail = " ".join(str(exc).split())  # one line, whatever the exception's message looks like
-        click.echo(
-            f"internal error: {type(exc).__name__}: {detail} "
-            "(set KUBECTL_DRA_DEBUG=1 for a traceback and please report it)",
-            err=True,
-        )
-        sys.exit(70)
+        _internal_error(exc)
     sys.exit(rv if isinstance(rv, int) else 0)
+
+
+#: write failures of standard output (a full disk, a quota, a file too big, a dead terminal):
+#: the user's environment, not our bug; anything read is an input error before it gets here
+_OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EROFS, errno.EBADF})
+
+
+def _internal_error(exc: Exception) -> None:
+    """One line for a bug (exit 70), or the traceback when KUBECTL_DRA_DEBUG is set."""
+    if os.environ.get("KUBECTL_DRA_DEBUG"):
+        raise exc
+    detail = " ".join(str(exc).split())  # one line, whatever the exception's message looks like
+    click.echo(
+        f"internal error: {type(exc).__name__}: {detail} "
+        "(set KUBECTL_DRA_DEBUG=1 for a traceback and please report it)",
+        err=True,
+    )
+    sys.exit(70)
 
 
 def _usage_error(exc: click.UsageError) -> None:

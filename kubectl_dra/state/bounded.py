@@ -17,8 +17,10 @@ from typing import Any, Callable
 
 import orjson
 
-#: deepest nesting of lists and mappings accepted (the API server's JSON decoder stops at 10000)
-MAX_DEPTH = 10000
+from ..limits import MAX_DEPTH, MAX_INTEGER_DIGITS
+
+__all__ = ["MAX_DEPTH", "MAX_INTEGER_DIGITS", "DecodeError", "DuplicateKey", "load_json", "load_json_unique_fast",
+           "every_key_kept"]
 
 
 class DecodeError(Exception):

@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from ..errors import InputError
-from .bounded import DecodeError, DuplicateKey, load_json, load_json_unique_fast
+from ..limits import MAX_INPUT_BYTES
+from .bounded import MAX_INTEGER_DIGITS, DecodeError, DuplicateKey, load_json, load_json_unique_fast
 from .shapes import shape_errors, shapes_fit
 from .snapshot import KINDS, ClusterState, Obj
 
 _SUFFIXES = (".yaml", ".yml", ".json")
-#: largest file (or stdin) read: bigger inputs are refused before they are read into memory
-MAX_INPUT_BYTES = 512 * 1024 * 1024
 _CHUNK = 16 * 1024 * 1024
 
 
@@ -41,8 +41,61 @@ def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _parse_text(text: str, origin: str) -> Iterator[Any]:
-    """Yield the documents of one file; JSON takes the fast path. Nesting, alias expansion and
-    size are bounded (:mod:`.bounded`, :mod:`.yamltext`), so no input can exhaust the stack or memory."""
+    """Yield the documents of one file; JSON takes the fast path. Nesting, alias expansion,
+    number length and size are bounded (:mod:`.bounded`, :mod:`.yamltext`), so no input can
+    exhaust the stack or memory; lone UTF-16 surrogates become U+FFFD, as Go's decoder makes them."""
+    try:
+        documents = list(_decode_documents(text, origin))
+    except ValueError as exc:  # int(): more digits than Python converts (its own guard against slow parsing)
+        if "integer string conversion" not in str(exc):
+            raise
+        raise InputError(f"{origin}:{_long_number_at(text)} number with more than {MAX_INTEGER_DIGITS} digits "
+                         "(Kubernetes integers are 64-bit)") from None
+    if _SURROGATE_ESCAPE.search(text):
+        documents = [_replace_surrogates(doc) for doc in documents]
+    yield from documents
+
+
+def _long_number_at(text: str) -> str:
+    """`` line L, column C:`` of the first run of more than :data:`MAX_INTEGER_DIGITS` digits."""
+    found = re.search("[0-9]{%d,}" % (MAX_INTEGER_DIGITS + 1), text)
+    if found is None:
+        return ""
+    start = found.start()
+    return _at(text.count("\n", 0, start) + 1, start - (text.rfind("\n", 0, start) + 1) + 1)
+
+
+#: an escape that may stand for half a UTF-16 surrogate pair (JSON ``\\ud800``, YAML ``\\U0000d800``)
+_SURROGATE_ESCAPE = re.compile(r"\\(?:u|U0000)[dD][89a-fA-F]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _replace_surrogates(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings and keys replaced by U+FFFD (Go's
+    ``encoding/json`` decodes an unpaired surrogate escape so; Python keeps it, and no output
+    could encode it). Walks on an explicit stack: nesting is bounded, not by the interpreter's stack."""
+    def fix(item: Any) -> Any:
+        return _SURROGATE.sub("\ufffd", item) if type(item) is str else item
+
+    root = [value]
+    stack: list[Any] = [root]
+    while stack:
+        node = stack.pop()
+        if type(node) is dict:
+            items = list(node.items())
+            node.clear()
+            for key, item in items:
+                node[fix(key)] = fix(item)
+            stack.extend(item for item in node.values() if type(item) in (dict, list))
+        else:
+            for index, item in enumerate(node):
+                node[index] = fix(item)
+            stack.extend(item for item in node if type(item) in (dict, list))
+    return root[0]
+
+
+def _decode_documents(text: str, origin: str) -> Iterator[Any]:
+    """The documents of one file, JSON first (see :func:`_parse_text`)."""
     stripped = text.lstrip()
     json_error: json.JSONDecodeError | None = None
     if stripped.startswith(("{", "[")):
@@ -58,7 +111,11 @@ def _parse_text(text: str, origin: str) -> Iterator[Any]:
         except DecodeError as exc:
             raise InputError(f"{origin}:{_at(exc.line, exc.column)} {exc.message}") from None
         except json.JSONDecodeError as exc:
-            json_error = exc  # YAML flow style can also start with { or [
+            if stripped.startswith("{") and exc.msg != "Extra data":
+                # kubectl and the API server decode a text that starts with { as JSON, strictly:
+                # no trailing commas, no YAML flow style (several objects in a row are still read)
+                raise InputError(f"{origin}: line {exc.lineno}, column {exc.colno}: malformed JSON: {exc.msg}") from None
+            json_error = exc  # YAML flow style can also start with [
     from .yamltext import YAMLError, load_yaml  # (PyYAML is loaded for YAML input only)
 
     try:  # the whole file first: a syntax error later in it must not be hidden by objects before it
@@ -101,29 +158,48 @@ def _type_name(value: Any) -> str:
 
 
 def _flatten(doc: Any, origin: str) -> Iterator[Obj]:
-    """Expand ``kind: List`` (and plain JSON arrays) into their items; skip empty documents."""
-    if doc is None:
-        return
-    if isinstance(doc, list):
-        for item in doc:
-            yield from _flatten(item, origin)
-        return
-    kind = _list_kind(doc, origin)
-    if kind is None:
-        yield doc
-        return
+    """Expand ``kind: List`` (and a plain JSON array of objects) into their items; skip empty
+    documents. Lists inside lists are expanded on an explicit stack, so their nesting is bounded
+    by the decoder's depth limit, not by the interpreter's recursion."""
+    pending: list[Iterator[Any]] = [iter((doc,))]
+    top = True
+    while pending:
+        item = next(pending[-1], _DONE)
+        if item is _DONE:
+            pending.pop()
+            continue
+        if item is None and top:
+            continue
+        if isinstance(item, list):
+            if not top:  # kubectl decodes one object or a List per document, never lists of lists
+                raise InputError(f"{origin}: expected a Kubernetes object (a mapping with kind and metadata), "
+                                 "got a list inside a list")
+            top = False
+            pending.append(iter(item))
+            continue
+        top = False
+        kind = _list_kind(item, origin)
+        if kind is None:
+            yield item
+            continue
+        pending.append(_list_items(item, kind, origin))
+
+
+_DONE = object()
+
+
+def _list_items(doc: Obj, kind: str, origin: str) -> Iterator[Any]:
+    """The items of a ``...List`` document, each with the kind the list names when it has none."""
     items = doc.get("items")
     if items is not None and not isinstance(items, list):
         raise InputError(f"{origin}: {kind}: items: must be a list, got {_type_name(items)}")
     item_kind = kind[: -len("List")]
     for item in items or []:
-        if type(item) is dict:
-            if item_kind and "kind" not in item:
-                item = {"kind": item_kind, **item}  # `kubectl get --raw` lists omit item kinds
-            if _list_kind(item, origin) is None:  # an object: yielded here, without a generator
-                yield item
-                continue
-        yield from _flatten(item, origin)
+        if type(item) is dict and item_kind and "kind" not in item:
+            item = {"kind": item_kind, **item}  # `kubectl get --raw` lists omit item kinds
+        if isinstance(item, list):
+            raise InputError(f"{origin}: {kind}: items: expected Kubernetes objects, got a list")
+        yield item
 
 
 def _list_kind(doc: Any, origin: str) -> str | None:
@@ -153,6 +229,9 @@ def _expand_paths(paths: Iterable[str]) -> Iterator[str]:
         if path == "-":
             yield path
             continue
+        if not path.strip():  # `-f "$UNSET"`: never the current directory
+            raise InputError(f"{path!r}: empty file name (an unset shell variable?); name a file, a directory "
+                             "or - for stdin")
         p = Path(path)
         if p.is_dir():
             found = False
@@ -172,12 +251,17 @@ def _expand_paths(paths: Iterable[str]) -> Iterator[str]:
 
 def _read(path: str) -> str:
     if path == "-":
+        if sys.stdin is None:  # `-f - <&-`
+            raise InputError("<stdin>: cannot read: standard input is closed")
         if sys.stdin.isatty():  # not a hang: say what we wait for
             sys.stderr.write("reading objects from stdin (end with Ctrl-D)...\n")
         buffer = getattr(sys.stdin, "buffer", None)
-        if buffer is None:  # a text-only stand-in (tests)
-            return sys.stdin.read()
-        return _decode(_read_bounded(buffer, "<stdin>"), "<stdin>")
+        try:
+            if buffer is None:  # a text-only stand-in (tests)
+                return sys.stdin.read()
+            return _decode(_read_bounded(buffer, "<stdin>"), "<stdin>")
+        except OSError as exc:
+            raise InputError(f"<stdin>: cannot read: {exc.strerror or exc}") from None
     try:
         with open(path, "rb") as stream:
             size = os.fstat(stream.fileno()).st_size

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import ClusterAccessError
+from ..limits import MAX_RESPONSE_BYTES
 from .snapshot import ClusterState, Obj
 
 if TYPE_CHECKING:
@@ -32,6 +33,8 @@ PAGE_SIZE = 500
 #: tries of a request the server answers with 429/503 and Retry-After, and the longest wait
 RETRY_AFTER_ATTEMPTS = 4
 MAX_RETRY_AFTER = 5.0
+#: bytes read from a response body at a time
+_READ_CHUNK = 256 * 1024
 
 RESOURCE_GROUP_VERSION = "resource.k8s.io/v1"
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
@@ -118,6 +121,14 @@ def _configuration(kubeconfig: str | None, context: str | None) -> Any:
         raise ClusterAccessError(f"cannot use kubeconfig{' context ' + repr(context) if context else ''}: {exc}") from None
     except OSError as exc:
         raise ClusterAccessError(f"cannot read kubeconfig {path}: {exc}") from None
+    except UnicodeDecodeError as exc:  # a binary file where the kubeconfig should be
+        raise ClusterAccessError(f"kubeconfig {path}: not a kubeconfig (not UTF-8 text: invalid byte at "
+                                 f"offset {exc.start})") from None
+    except ValueError as exc:  # the client's URL parsing: `server: http://[::1`
+        detail = " ".join(str(exc).split())
+        where = "clusters[].cluster.server: " if "URL" in detail or "port" in detail else ""
+        raise ClusterAccessError(f"kubeconfig {path}{' context ' + repr(context) if context else ''}: "
+                                 f"{where}{detail}") from None
     cfg.retries = _retries()
     return cfg
 
@@ -128,6 +139,55 @@ def _retries() -> Any:
 
     return urllib3.Retry(total=2, connect=2, read=0, status=0, redirect=2, other=0,
                          respect_retry_after_header=False)  # Retry-After: see _Client.get
+
+
+def within_deadline(work: Callable[[], Any], seconds: float, expired: Callable[[], ClusterAccessError]) -> Any:
+    """``work()``, or ``expired()`` raised once ``seconds`` have passed (0: no deadline).
+
+    The socket timeout bounds each read, not a request: a server that drips a byte at a time,
+    or an exec credential plugin that never answers, would hold a command forever. The work
+    runs on a daemon thread that the command leaves behind when the deadline passes (it ends
+    with the process); Ctrl-C still interrupts the wait."""
+    if not seconds:
+        return work()
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = work()
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread as is
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=run, name="kubectl-dra-request", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        raise expired()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def _read_body(response: Any, what: str, host: str, deadline: float | None) -> bytes:
+    """A response body read in chunks, refused past :data:`MAX_RESPONSE_BYTES` (an endless body
+    must not take all memory) and abandoned after ``deadline`` (time.monotonic())."""
+    chunks: list[bytes] = []
+    total = 0
+    read = getattr(response, "read1", None) or response.read
+    while True:
+        chunk = read(_READ_CHUNK)
+        if not chunk:
+            return b"".join(chunks)
+        total += len(chunk)
+        if total > MAX_RESPONSE_BYTES:
+            response.close()
+            raise ClusterAccessError(f"the answer of {host} to {what} is larger than "
+                                     f"{MAX_RESPONSE_BYTES // (1024 * 1024)} MiB, the most kubectl-dra reads "
+                                     "from one response")
+        if deadline is not None and time.monotonic() > deadline:
+            response.close()
+            raise TimeoutError()
+        chunks.append(chunk)
 
 
 def kubeconfig_namespace(kubeconfig: str | None = None, context: str | None = None) -> str | None:
@@ -176,7 +236,7 @@ class _Client:
             status, data, retry_after = self._get_once(path, query, what)
             if retry_after is None or attempt == RETRY_AFTER_ATTEMPTS - 1:
                 break
-            time.sleep(min(retry_after, MAX_RETRY_AFTER, self.timeout))
+            time.sleep(min(retry_after, MAX_RETRY_AFTER, self.timeout or MAX_RETRY_AFTER))
         return status, data
 
     def _get_once(self, path: str, query: list[tuple[str, Any]] | None, what: str) -> tuple[int, Any, float | None]:
@@ -185,7 +245,8 @@ class _Client:
 
         what = what or path
         try:
-            status, data, headers = self._request(path, query or [])
+            status, data, headers = within_deadline(lambda: self._request(path, query or [], what),
+                                                    self.timeout, lambda: self._timed_out(what))
         except ApiException as exc:  # raised for TLS errors and by older clients for non-2xx
             if exc.status:
                 return exc.status, _decode(exc.body), _retry_after(exc.status, exc.headers or {})
@@ -196,19 +257,27 @@ class _Client:
             raise self._transport_error(exc, what) from None
         return status, data, _retry_after(status, headers)
 
-    def _request(self, path: str, query: list[tuple[str, Any]]) -> tuple[int, Any, Any]:
+    def _request(self, path: str, query: list[tuple[str, Any]], what: str) -> tuple[int, Any, Any]:
+        """One GET with its body read within the size bound and the request's deadline."""
         headers = {"Accept": "application/json"}
+        deadline = time.monotonic() + self.timeout if self.timeout else None
+        timeout = self.timeout or None
         if hasattr(self.api, "param_serialize"):  # kubernetes >= 35 (openapi-generator 7)
             method, url, hdrs, body, post = self.api.param_serialize(
                 "GET", path, query_params=query, header_params=headers, auth_settings=["BearerToken"])
-            resp = self.api.call_api(method, url, hdrs, body, post, _request_timeout=self.timeout)
-            resp.read()
-            return resp.status, _decode(resp.data), resp.headers
+            resp = self.api.call_api(method, url, hdrs, body, post, _request_timeout=timeout)
+            raw = getattr(resp, "response", resp)
+            return resp.status, _decode(_read_body(raw, what, self.host, deadline)), resp.headers
         resp = self.api.call_api(  # type: ignore[call-arg]  # pragma: no cover - kubernetes < 35 took these keywords
             path, "GET", query_params=query, header_params=headers, auth_settings=["BearerToken"],
-            _preload_content=False, _return_http_data_only=False, _request_timeout=self.timeout)
+            _preload_content=False, _return_http_data_only=False, _request_timeout=timeout)
         raw = resp[0] if isinstance(resp, tuple) else resp
-        return raw.status, _decode(raw.data), raw.headers
+        return raw.status, _decode(_read_body(raw, what, self.host, deadline)), raw.headers
+
+    def _timed_out(self, what: str) -> ClusterAccessError:
+        return ClusterAccessError(
+            f"timed out after {self.timeout:g}s waiting for {self.host} ({what}); "
+            "check the network or raise --request-timeout")
 
     def _transport_error(self, exc: BaseException, what: str) -> ClusterAccessError:
         import urllib3
@@ -216,9 +285,7 @@ class _Client:
         if isinstance(exc, urllib3.exceptions.NewConnectionError):  # a subclass of the timeout errors
             return ClusterAccessError(f"cannot connect to {self.host} ({what}): {_first_line(str(exc))}")
         if isinstance(exc, (urllib3.exceptions.TimeoutError, TimeoutError)):
-            return ClusterAccessError(
-                f"timed out after {self.timeout:g}s waiting for {self.host} ({what}); "
-                "check the network or raise --request-timeout")
+            return self._timed_out(what)
         if isinstance(exc, urllib3.exceptions.SSLError):
             return ClusterAccessError(f"TLS error talking to {self.host} ({what}): {_first_line(str(exc))}")
         return ClusterAccessError(f"cannot connect to {self.host} ({what}): {_first_line(str(exc))}")
@@ -397,7 +464,9 @@ def load_live_state(kubeconfig: str | None = None, context: str | None = None, t
 
     ``progress`` (default: stderr is a terminal) shows a line on stderr while long lists load.
     """
-    cfg = _configuration(kubeconfig, context)
+    cfg = within_deadline(lambda: _configuration(kubeconfig, context), timeout, lambda: ClusterAccessError(
+        f"timed out after {timeout:g}s reading the kubeconfig{' context ' + repr(context) if context else ''} "
+        "(a credential plugin that does not answer?); check it, or raise --request-timeout"))
     # urllib3 logs each retry as a warning; our error message says it once, for people
     logging.getLogger("urllib3.connectionpool").setLevel(logging.ERROR)
     client = _Client(cfg, timeout)
