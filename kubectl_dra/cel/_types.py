@@ -165,8 +165,9 @@ _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 def make_quantity_msg(u: str, s: int) -> Any:
-    """The Quantity message for canonical (unscaled, exponent), with its native-compare fields."""
-    if "/" in u or s < -9:
+    """The Quantity message for canonical (unscaled, exponent), with its native-compare fields
+    when the value fits them (never computing ``10**s`` for a value that cannot)."""
+    if "/" in u or s < -9 or len(u.lstrip("-")) + s > 19:
         return QuantityMsg(u=u, s=s)
     nanos = int(u) * 10 ** (s + 9)
     whole, frac = divmod(nanos, 10**9)

@@ -25,6 +25,8 @@ from kubectl_dra.cel._types import (
     quantity_value,
 )
 
+from kubectl_dra.limits import MAX_QUANTITY_DIGITS
+
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 QT = cel.Type(_types.QUANTITY_TYPE)
@@ -105,9 +107,22 @@ def _is_quantity_msg(value: Any) -> bool:
     return value.DESCRIPTOR.full_name == _types.QUANTITY_TYPE
 
 
+def _exact(q: Any) -> Fraction:
+    """The exact value of a Quantity message for arithmetic; a value whose digits would exceed
+    :data:`~kubectl_dra.limits.MAX_QUANTITY_DIGITS` (``quantity("1e999999999")`` is a valid
+    quantity) is an evaluation error, never a number that large."""
+    if "/" not in q.u and abs(q.s) > MAX_QUANTITY_DIGITS:
+        raise LibraryError(f"quantity {q.u}e{q.s} is too large to compute with exactly (more than "
+                           f"{MAX_QUANTITY_DIGITS} digits)")
+    return quantity_value(q)
+
+
 def _compare(a: Any, b: Any) -> int:
-    """Three-way comparison of two Quantity or two Semver messages."""
+    """Three-way comparison of two Quantity or two Semver messages (quantities by order of
+    magnitude first, so any two valid quantities compare without building their values)."""
     if _is_quantity_msg(a):
+        if "/" not in a.u and "/" not in b.u:
+            return quantity_from_msg(a).cmp(quantity_from_msg(b))
         x, y = quantity_value(a), quantity_value(b)
     else:
         x, y = semver_version(a), semver_version(b)
@@ -139,27 +154,42 @@ def _is_quantity(text: str) -> bool:
 
 
 def _sign(q: Any) -> int:
-    """sign(Quantity) -> -1, 0, 1."""
+    """sign(Quantity) -> -1, 0, 1 (from the digits: a canonical mantissa carries the sign)."""
+    if "/" in q.u:
+        v = quantity_value(q)
+        return (v > 0) - (v < 0)
+    return 0 if q.u == "0" else (-1 if q.u.startswith("-") else 1)
+
+
+def _int64_or_none(q: Any) -> int | None:
+    """The value as an int64 when it is one (decided from the digits and the exponent first)."""
+    if "/" not in q.u and (q.s < 0 or len(q.u.lstrip("-")) + q.s > 19):
+        return None  # a canonical mantissa has no trailing zeros: a negative exponent is a fraction
     v = quantity_value(q)
-    return (v > 0) - (v < 0)
+    if v.denominator != 1 or not INT64_MIN <= v.numerator <= INT64_MAX:
+        return None
+    return v.numerator
 
 
 def _as_integer(q: Any) -> int:
     """asInteger(): the value as int64, or an error."""
-    v = quantity_value(q)
-    if v.denominator != 1 or not INT64_MIN <= v.numerator <= INT64_MAX:
+    value = _int64_or_none(q)
+    if value is None:
         raise LibraryError("cannot convert value to integer")
-    return v.numerator
+    return value
 
 
 def _is_integer(q: Any) -> bool:
     """isInteger(): whether asInteger() would succeed."""
-    v = quantity_value(q)
-    return v.denominator == 1 and INT64_MIN <= v.numerator <= INT64_MAX
+    return _int64_or_none(q) is not None
 
 
 def _as_float(q: Any) -> float:
-    """asApproximateFloat()."""
+    """asApproximateFloat(): beyond float's range, infinity (or zero), as Go's float64 gives."""
+    if "/" not in q.u and q.s + len(q.u.lstrip("-")) > 310:
+        return float("-inf") if q.u.startswith("-") else float("inf")
+    if "/" not in q.u and q.s + len(q.u.lstrip("-")) < -330:
+        return -0.0 if q.u.startswith("-") else 0.0
     try:
         return float(quantity_value(q))
     except OverflowError:
@@ -168,27 +198,27 @@ def _as_float(q: Any) -> float:
 
 def _add(a: Any, b: Any) -> Any:
     """Quantity + Quantity."""
-    return quantity_msg_from_value(quantity_value(a) + quantity_value(b))
+    return quantity_msg_from_value(_exact(a) + _exact(b))
 
 
 def _add_int(a: Any, b: int) -> Any:
     """Quantity + int."""
-    return quantity_msg_from_value(quantity_value(a) + b)
+    return quantity_msg_from_value(_exact(a) + b)
 
 
 def _sub(a: Any, b: Any) -> Any:
     """Quantity - Quantity."""
-    return quantity_msg_from_value(quantity_value(a) - quantity_value(b))
+    return quantity_msg_from_value(_exact(a) - _exact(b))
 
 
 def _sub_int(a: Any, b: int) -> Any:
     """Quantity - int."""
-    return quantity_msg_from_value(quantity_value(a) - b)
+    return quantity_msg_from_value(_exact(a) - b)
 
 
 def _mul_int(a: Any, b: int) -> Any:
     """Quantity * int."""
-    return quantity_msg_from_value(quantity_value(a) * b)
+    return quantity_msg_from_value(_exact(a) * b)
 
 
 def _round_half_up(value: Fraction, digits: int) -> Fraction:
@@ -207,14 +237,14 @@ def _div_round(a: Any, d: int, digits: int = 4) -> Any:
         raise LibraryError("division by zero error")
     if not 0 <= digits <= 10:
         raise LibraryError(f"the valid range for roundVal is 0 to 10 but {digits} was passed")
-    return quantity_msg_from_value(_round_half_up(quantity_value(a) / d, digits))
+    return quantity_msg_from_value(_round_half_up(_exact(a) / d, digits))
 
 
 def _div_int(a: Any, d: int) -> Any:
     """Quantity / int truncated to an integer (divInt)."""
     if d == 0:
         raise LibraryError("division by zero error")
-    q = quantity_value(a) / d
+    q = _exact(a) / d
     return quantity_msg_from_value(Fraction(int(q)))
 
 
