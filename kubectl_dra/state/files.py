@@ -58,7 +58,7 @@ def _parse_text(text: str, origin: str) -> Iterator[Any]:
 
 def _long_number_at(text: str) -> str:
     """`` line L, column C:`` of the first run of more than :data:`MAX_INTEGER_DIGITS` digits."""
-    found = re.search("[0-9]{%d,}" % (MAX_INTEGER_DIGITS + 1), text)
+    found = re.search(f"[0-9]{{{MAX_INTEGER_DIGITS + 1},}}", text)
     if found is None:
         return ""
     start = found.start()
@@ -164,11 +164,11 @@ def _flatten(doc: Any, origin: str) -> Iterator[Obj]:
     pending: list[Iterator[Any]] = [iter((doc,))]
     top = True
     while pending:
-        item = next(pending[-1], _DONE)
+        item: Any = next(pending[-1], _DONE)
         if item is _DONE:
             pending.pop()
             continue
-        if item is None and top:
+        if item is None:  # an empty document or item
             continue
         if isinstance(item, list):
             if not top:  # kubectl decodes one object or a List per document, never lists of lists
