@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from cel_expr_python import cel
 
-from kubectl_dra.cel import _types
+from kubectl_dra.cel import _types, limits
 from kubectl_dra.cel.formats import FORMATS, VALIDATORS
 from kubectl_dra.cel.formatting import format_string
 from kubectl_dra.cel.library import LibraryError
@@ -48,6 +48,13 @@ FORMAT_OF_FUNCTION = "__dra_format_of"
 FORMAT_VALIDATE_FUNCTION = "__dra_format_validate"
 STRING_FORMAT_FUNCTION = "__dra_string_format"
 MAP_INSERT_FUNCTION = "cel.@mapInsert"
+REPLACE_FUNCTION = "__dra_replace"
+ADD_STRING_FUNCTION = "__dra_add_string"
+#: overload ids of string-growing calls the rewriter routes through the size-checked helpers
+REPLACE_OVERLOADS = frozenset({"string_replace_string_string", "string_replace_string_string_int"})
+ADD_STRING_OVERLOADS = frozenset({"add_string"})
+ADD_LIST_FUNCTION = "__dra_add_list"
+ADD_LIST_OVERLOADS = frozenset({"add_list"})
 #: overload ids whose calls the rewriter renames to a runtime helper
 OWN_STRING_OVERLOADS = frozenset({"ip_to_string", "cidr_to_string"})
 OWN_LIST_INDEX_PREFIX = "list_"
@@ -384,6 +391,41 @@ _RUNTIME_KINDS = (T.INT, T.UINT, T.DOUBLE, T.BOOL, T.STRING, T.BYTES, T.DURATION
                   T.NULL, QT, T.List(T.DYN), T.Map(T.DYN, T.DYN))
 
 
+# --- strings that grow --------------------------------------------------------------------
+
+
+def _grown(length: int, bound: int = limits.MAX_STRING_LENGTH) -> None:
+    """Refuse a string (or list) longer than its bound in :mod:`~kubectl_dra.cel.limits` before it
+    is built (nested ``replace()`` calls grow a few characters into terabytes)."""
+    if length > bound:
+        raise LibraryError(limits.ACTUAL_COST_EXCEEDED)
+
+
+def _replace(text: str, old: str, new: str, count: int = -1) -> str:
+    """strings.replace (Go's ``strings.Replace``: ``count < 0`` replaces all; an empty ``old``
+    matches before each character and at the end), its result's length checked first."""
+    if count == 0:
+        return text
+    found = text.count(old) if old else len(text) + 1
+    if count > 0:
+        found = min(found, count)
+    _grown(len(text) + found * (len(new) - len(old)))
+    return text.replace(old, new, count if count > 0 else -1)
+
+
+def _add_string(left: str, right: str) -> str:
+    """String concatenation, its result's length checked first."""
+    _grown(len(left) + len(right))
+    return left + right
+
+
+def _add_list(left: list[Any], right: list[Any]) -> list[Any]:
+    """List concatenation, its result's length checked first (as a string's: upstream prices
+    both by size)."""
+    _grown(len(left) + len(right), limits.MAX_LIST_LENGTH)
+    return list(left) + list(right)
+
+
 def runtime_decls() -> list[Any]:
     """Implementations for the evaluation environment."""
     def index_decl(name: str, impl: Callable[..., Any]) -> Any:
@@ -406,6 +448,13 @@ def runtime_decls() -> list[Any]:
             _ov("dra_string_format", T.STRING, [T.STRING, T.List(T.DYN)], impl=format_string)]),
         cel.FunctionDecl(FORMAT_VALIDATE_FUNCTION, [
             _ov("dra_format_validate", T.List(T.STRING), [FMTT, T.STRING], impl=_format_validate)]),
+        cel.FunctionDecl(REPLACE_FUNCTION, [
+            _ov("dra_replace", T.STRING, [T.STRING, T.STRING, T.STRING], impl=_replace),
+            _ov("dra_replace_int", T.STRING, [T.STRING, T.STRING, T.STRING, T.INT], impl=_replace)]),
+        cel.FunctionDecl(ADD_STRING_FUNCTION, [
+            _ov("dra_add_string", T.STRING, [T.STRING, T.STRING], impl=_add_string)]),
+        cel.FunctionDecl(ADD_LIST_FUNCTION, [
+            _ov("dra_add_list", T.List(T.DYN), [T.List(T.DYN), T.List(T.DYN)], impl=_add_list)]),
     ]
 
 

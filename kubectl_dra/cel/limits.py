@@ -27,5 +27,18 @@ INCLUDES_MAX_ITEMS = MAX_ATTRIBUTE_VALUES
 #: cel-expr-python); the runtime bound used in place of upstream's actual-cost accounting
 ENGINE_ITERATION_BUDGET = 10_000
 
+#: the longest string an evaluation may build by ``+`` or ``replace()``. String sizes are part of
+#: upstream's actual cost (concatenation costs 0.1 per character of the result, replace 0.2 per
+#: character of its input), so a longer string costs more than MAX_COST to make or to read once;
+#: building it is refused with upstream's "actual cost limit exceeded" before it takes memory
+#: (cel-cpp, which evaluates here, counts no cost of its own)
+MAX_STRING_LENGTH = MAX_COST * 10
+#: the longest list an evaluation may build by ``+``: lists in selectors come from one device
+#: (at most 48 values), and each item crosses into Python here, so the bound is far tighter
+#: than a string's while no real selector comes near it
+MAX_LIST_LENGTH = 100_000
+#: upstream's text when an evaluation passes the actual-cost limit
+ACTUAL_COST_EXCEEDED = "operation cancelled: actual cost limit exceeded"
+
 #: bounded memo sizes of the pure caches in this package (expression text -> program, ...)
 COMPILE_CACHE_SIZE = 1024

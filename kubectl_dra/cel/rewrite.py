@@ -353,6 +353,12 @@ class Rewriter:
         ids = self._overload_ids(node)
         if target is not None and (bounded := self._string_bounds(ids, target, args)) is not None:
             return bounded
+        if function == "replace" and target is not None and ids and set(ids) <= library_ext.REPLACE_OVERLOADS:
+            return self.call(library_ext.REPLACE_FUNCTION, target, *args)
+        if function == "_+_" and target is None and ids and set(ids) <= library_ext.ADD_STRING_OVERLOADS:
+            return self.call(library_ext.ADD_STRING_FUNCTION, *args)
+        if function == "_+_" and target is None and ids and set(ids) <= library_ext.ADD_LIST_OVERLOADS:
+            return self.call(library_ext.ADD_LIST_FUNCTION, *args)
         if function == "format" and target is not None and ids == ["string_format"]:
             return self.call(library_ext.STRING_FORMAT_FUNCTION, target, *args)
         if function == "string" and ids and set(ids) <= library_ext.OWN_STRING_OVERLOADS:
