@@ -34,6 +34,8 @@ MAX_INPUT_BYTES = 512 * 1024 * 1024
 MAX_QUANTITY_DIGITS = 4000
 #: largest body of one API server response a live read accepts
 MAX_RESPONSE_BYTES = 256 * 1024 * 1024
-#: the most a directory walk (``metadata --dir``) visits, and the largest file it reads
-MAX_WALK_ENTRIES = 100_000
+#: the most a directory walk (``metadata --dir``) visits, the largest file it reads and the
+#: most it reads in all (it opens regular files only, and follows no link out of the directory)
+MAX_WALK_ENTRIES = 20_000
 MAX_WALK_FILE_BYTES = 16 * 1024 * 1024
+MAX_WALK_TOTAL_BYTES = 256 * 1024 * 1024

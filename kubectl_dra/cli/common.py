@@ -14,6 +14,7 @@ from ..errors import ClusterAccessError, FeatureGateError, UsageError
 from ..model.jsoncopy import dumps_json
 from ..state import ClusterState, load_state
 from .options import Duration
+from .terminal import escape_terminal
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -176,7 +177,8 @@ def default_namespace(namespace: str | None, state_paths: Iterable[str], kubecon
 
 
 def warn(message: str) -> None:
-    click.echo(f"warning: {message}", err=True)
+    """``warning: ...`` on stderr, with any control character from input shown, not obeyed."""
+    click.echo(f"warning: {escape_terminal(message)}", err=True)
 
 
 def dump(doc: Any, fmt: str) -> str:

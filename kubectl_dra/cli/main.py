@@ -17,6 +17,7 @@ import click
 
 from .. import __version__
 from ..errors import DraError
+from .terminal import EscapingWriter, escape_terminal
 
 #: command name -> (module, attribute, one-line help shown in ``kubectl dra --help``)
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -39,7 +40,7 @@ class CommandFailed(click.ClickException):
         self.error = error
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"error: {self.format_message()}", err=True)
+        click.echo(f"error: {escape_terminal(self.format_message())}", err=True)
 
 
 class StdoutClosed(Exception):
@@ -129,6 +130,9 @@ def main(argv: list[str] | None = None) -> None:
     """Run the CLI and exit: a :class:`DraError` or a usage mistake becomes one ``error:`` line
     on stderr and exit status 2 (1 for "does not fit"/"invalid"), as kubectl reports them."""
     tune_process()
+    stdout = sys.stdout
+    if stdout is not None and not isinstance(stdout, EscapingWriter):
+        sys.stdout = EscapingWriter(stdout)  # type: ignore[assignment]  # a TextIO in all that click uses
     try:
         rv = cli.main(args=argv, prog_name="kubectl-dra", standalone_mode=False)
         sys.stdout.flush()  # here, so that a full disk is reported like any other failure
@@ -143,7 +147,7 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:  # Ctrl-C
         sys.exit(130)
     except DraError as exc:
-        click.echo(f"error: {exc}", err=True)
+        click.echo(f"error: {escape_terminal(str(exc))}", err=True)
         sys.exit(exc.exit_code)
     except (BrokenPipeError, StdoutClosed):  # `kubectl dra usage | head`: the reader left; leave quietly
         _silence_stdout()
@@ -156,6 +160,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(2)
     except Exception as exc:  # a bug: still one line, unless debugging was asked for
         _internal_error(exc)
+    finally:
+        sys.stdout = stdout
     sys.exit(rv if isinstance(rv, int) else 0)
 
 
@@ -168,7 +174,7 @@ def _internal_error(exc: Exception) -> None:
     """One line for a bug (exit 70), or the traceback when KUBECTL_DRA_DEBUG is set."""
     if os.environ.get("KUBECTL_DRA_DEBUG"):
         raise exc
-    detail = " ".join(str(exc).split())  # one line, whatever the exception's message looks like
+    detail = escape_terminal(" ".join(str(exc).split()))  # one line, whatever the exception's message looks like
     click.echo(
         f"internal error: {type(exc).__name__}: {detail} "
         "(set KUBECTL_DRA_DEBUG=1 for a traceback and please report it)",
@@ -179,7 +185,7 @@ def _internal_error(exc: Exception) -> None:
 
 def _usage_error(exc: click.UsageError) -> None:
     """``error: <reason>`` and where to read more, as kubectl prints a flag error; exit 2."""
-    message = exc.format_message().replace("\n", " ")
+    message = escape_terminal(exc.format_message().replace("\n", " "))
     if message and message[0].isupper() and not message[:2].isupper():
         message = message[0].lower() + message[1:]
     click.echo(f"error: {message}", err=True)

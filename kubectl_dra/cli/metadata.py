@@ -23,6 +23,7 @@ from ..metadata import (
 from ..metadata.check import RULES, check_file
 from ..state.container import ExecTarget, MetadataFile, read_container, read_directory, read_files
 from .common import default_namespace, dump, format_table, load_cluster, no_headers_option, state_options
+from .terminal import escape_terminal
 
 _RULES_HELP = "\n".join(f"  {rule:<14} {text}" for rule, text in RULES.items())
 
@@ -84,7 +85,7 @@ def _read(pod: str | None, container: str | None, directory: str | None, filenam
         ns = default_namespace(namespace, [], kubeconfig, kube_context) if namespace is None else namespace
         return read_container(ExecTarget(pod.removeprefix("pod/"), ns, container, kube_context, kubeconfig))
     if directory:
-        return read_directory(directory, warn=lambda message: click.echo(f"warning: {message}", err=True))
+        return read_directory(directory, warn=lambda message: click.echo(f"warning: {escape_terminal(message)}", err=True))
     return read_files(list(filenames))
 
 
@@ -150,7 +151,7 @@ def _run_show(files: list[MetadataFile], output: str, no_headers: bool, named: b
     metadata_files = [f for f in files if named or posixpath.basename(f.path).endswith(FILE_SUFFIX)]
     for f in files:
         if f not in metadata_files:  # consumers glob *-metadata.json; --check reports such files
-            click.echo(f"warning: skipped {f.path}: not a <driver>{FILE_SUFFIX} file", err=True)
+            click.echo(escape_terminal(f"warning: skipped {f.path}: not a <driver>{FILE_SUFFIX} file"), err=True)
     files = metadata_files
     good, errors = _decode_all(files)
     if output in ("json", "yaml"):

@@ -13,6 +13,7 @@ from .common import (
     cyclic_gc_paused, dump, format_table, gate_options, load_cluster, no_headers_option, output_option, resolve_gates,
     state_options,
 )
+from .terminal import escape_terminal
 
 if TYPE_CHECKING:
     from ..usage import Amount, Tally, Usage
@@ -136,7 +137,7 @@ def _run(by: str, sort: str, nodes: Sequence[str], feature_gates: str | None, ku
     with cyclic_gc_paused():  # the pool verdicts' views of every device: kept until the report is made
         report = compute_usage(state, by=by, sort=sort, nodes=nodes or None, gates=gates)
     for warning in report.warnings:
-        click.echo(f"warning: {warning}", err=True)
+        click.echo(f"warning: {escape_terminal(warning)}", err=True)
     if output in ("json", "yaml"):
         click.echo(dump(report.to_dict(), output))
         return

@@ -8,12 +8,14 @@ import os
 import posixpath
 import re
 import shutil
+import stat
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from ..errors import ClusterAccessError, InputError
+from ..limits import MAX_WALK_ENTRIES, MAX_WALK_FILE_BYTES, MAX_WALK_TOTAL_BYTES
 from ..metadata.protocol import CONTAINER_DIR
 
 
@@ -28,21 +30,47 @@ class MetadataFile:
 def read_directory(directory: str, warn: Callable[[str], None] | None = None) -> list[MetadataFile]:
     """Every regular text file below ``directory`` (a copy of the metadata directory), sorted.
 
-    A file that is not UTF-8 text (a stray binary, an editor's swap file) or cannot be read is
-    skipped with a warning through ``warn``, and the others are still read."""
+    A file that is not UTF-8 text (a stray binary, an editor's swap file), is larger than
+    :data:`~kubectl_dra.limits.MAX_WALK_FILE_BYTES` or cannot be read is skipped with a warning
+    through ``warn``, and the others are still read. Only regular files are opened (never a
+    device, a FIFO or a socket, which could be read forever); files that report no size (as in
+    /proc and /sys) are not read at all; the walk stops with an error past
+    :data:`~kubectl_dra.limits.MAX_WALK_ENTRIES` entries (``--dir /`` is no metadata directory)."""
     root = Path(directory)
     if not root.is_dir():
         raise InputError(f"--dir {directory}: not a directory")
     files: list[MetadataFile] = []
+    entries = skipped = total = 0
+    inside = os.path.realpath(root)
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames.sort()
+        entries += len(dirnames) + len(filenames)
+        if entries > MAX_WALK_ENTRIES:
+            raise InputError(f"--dir {directory}: more than {MAX_WALK_ENTRIES:,} files and directories below it; "
+                             "point --dir at a copy of the metadata directory")
         for name in sorted(filenames):
             full = Path(dirpath) / name
             try:
-                files.append(MetadataFile(str(full), _read_text(full)))
+                info = full.stat()
+                leaves = full.is_symlink() and os.path.commonpath([inside, os.path.realpath(full)]) != inside
+            except (OSError, ValueError):
+                skipped += 1  # a dangling link
+                continue
+            if not stat.S_ISREG(info.st_mode) or leaves:
+                skipped += 1
+                continue
+            total += info.st_size
+            if total > MAX_WALK_TOTAL_BYTES:
+                raise InputError(f"--dir {directory}: more than {MAX_WALK_TOTAL_BYTES // (1024 * 1024)} MiB of files "
+                                 "below it; point --dir at a copy of the metadata directory")
+            try:
+                files.append(MetadataFile(str(full), _read_text(full, info.st_size)))
             except InputError as exc:
                 if warn is not None:
                     warn(f"skipped {exc.message}")
+    if skipped and warn is not None:
+        warn(f"skipped {skipped} entr{'y' if skipped == 1 else 'ies'} below {directory} that "
+             f"{'is' if skipped == 1 else 'are'} not regular files (devices, FIFOs, sockets, links out of it or dangling)")
     return files
 
 
@@ -57,10 +85,25 @@ def read_files(paths: list[str]) -> list[MetadataFile]:
     return out
 
 
-def _read_text(path: Path) -> str:
-    """The file's text; unreadable or non-UTF-8 files are an :class:`InputError` naming them."""
+def _read_text(path: Path, size: int | None = None) -> str:
+    """The file's text; unreadable, oversized or non-UTF-8 files are an :class:`InputError`
+    naming them. With ``size`` (from the walk's stat), a file reporting 0 bytes is not opened
+    (a /proc file may never end) and at most :data:`MAX_WALK_FILE_BYTES` are read."""
+    if size == 0:
+        return ""
+    if size is not None and size > MAX_WALK_FILE_BYTES:
+        raise InputError(f"{path}: larger than {MAX_WALK_FILE_BYTES // (1024 * 1024)} MiB, the most kubectl-dra "
+                         "reads from one metadata file")
     try:
-        data = path.read_bytes()
+        if size is None:
+            data = path.read_bytes()
+        else:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+            with os.fdopen(fd, "rb") as stream:
+                data = stream.read(MAX_WALK_FILE_BYTES + 1)
+            if len(data) > MAX_WALK_FILE_BYTES:
+                raise InputError(f"{path}: larger than {MAX_WALK_FILE_BYTES // (1024 * 1024)} MiB, the most "
+                                 "kubectl-dra reads from one metadata file")
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
