@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> None:
     tune_process()
     stdout = sys.stdout
     if stdout is not None and not isinstance(stdout, EscapingWriter):
-        sys.stdout = EscapingWriter(stdout)  # type: ignore[assignment]  # a TextIO in all that click uses
+        sys.stdout = EscapingWriter(stdout)  # a TextIO in all that click uses
     try:
         rv = cli.main(args=argv, prog_name="kubectl-dra", standalone_mode=False)
         sys.stdout.flush()  # here, so that a full disk is reported like any other failure
