@@ -148,3 +148,35 @@ def test_bad_durations_are_usage_errors(capsys, flag: str, value: str) -> None:
 def test_a_tiny_search_timeout_is_accepted(capsys) -> None:
     code, _, err = run(capsys, "preview", "--state", DEMO, CLAIM, "--timeout", "1ns")
     assert "invalid value" not in err and code in (0, 1, 2)
+
+
+# --------------------------------------------------------------------------- exit 2 says why on stderr
+
+
+def _every_selector_fails(tmp_path: Path) -> str:
+    """The demo state with every GPU class selector failing at run time on every device."""
+    text = Path(DEMO).read_text().replace(
+        'device.driver == "gpu.example.com" && device.attributes["gpu.example.com"].type == "gpu"',
+        'quantity("1e999999999").add(quantity("1")).isGreaterThan(quantity("1"))')
+    path = tmp_path / "state.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+@pytest.mark.parametrize("argv", [
+    ["preview"], ["preview", "--no-headers"], ["preview", "-o", "json"], ["preview", "--explain", "-o", "json"],
+    ["preview", "-o", "name"], ["explain"], ["explain", "-o", "yaml"], ["fit"],
+])
+def test_when_every_node_errs_stderr_says_why(tmp_path: Path, capsys, argv: list[str]) -> None:
+    claim = str(REPO / "kubectl_dra" / "demo" / "claims" / "01-single-gpu.yaml")
+    code, _, err = run(capsys, *argv, "--state", _every_selector_fails(tmp_path), "-f", claim,
+                       "--node", "gpu-node-1", "--node", "gpu-node-3")
+    assert code == 2
+    assert "too large to compute" in one_error_line(err)
+
+
+def test_usage_takes_namespace_flags_as_kubectl_does(capsys) -> None:
+    code, out, err = run(capsys, "usage", "--state", DEMO, "-n", "ml-team")
+    assert code == 0 and "gpu-node-1" in out and "every namespace" in err
+    code, _, err = run(capsys, "usage", "--state", DEMO, "-n", "ml-team", "-A")
+    assert code == 2 and "cannot be used together" in one_error_line(err)

@@ -176,6 +176,19 @@ def default_namespace(namespace: str | None, state_paths: Iterable[str], kubecon
     return "default"
 
 
+def every_node_failed(errors: Sequence[str | None]) -> None:
+    """The ``error:`` line on stderr for exit status 2 when every node ended in an error: the
+    first error, and how many others the output shows (a script reading only stderr, or
+    output with --no-headers, must still learn why the command failed)."""
+    distinct = list(dict.fromkeys(e for e in errors if e))
+    if not distinct:
+        return
+    others = f" (and {len(distinct) - 1} other error{'s' if len(distinct) > 2 else ''}; the output names each node's)" \
+        if len(distinct) > 1 else ""
+    prefix = "every node ended in an error: " if len(errors) > 1 else ""
+    click.echo(f"error: {escape_terminal(prefix + distinct[0])}{others}", err=True)
+
+
 def warn(message: str) -> None:
     """``warning: ...`` on stderr, with any control character from input shown, not obeyed."""
     click.echo(f"warning: {escape_terminal(message)}", err=True)

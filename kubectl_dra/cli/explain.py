@@ -30,7 +30,7 @@ from .common import (
     OUTPUT_FORMATS, check_namespace_flags, cyclic_gc_paused, default_namespace, dump, format_table, gate_options,
     load_cluster,
     name_output, namespace_options, no_headers_option, output_option, resolve_gates, state_options,
-    stderr_is_terminal, warn,
+    every_node_failed, stderr_is_terminal, warn,
 )
 
 if TYPE_CHECKING:
@@ -55,8 +55,10 @@ Examples:
 
 def render_explanation(state: "ClusterState", gates: "FeatureGates", plan: "PreviewPlan", *,
                        nodes: Sequence[str] | None = None, output: str = "table", no_headers: bool = False, target: str = "",
-                       limit: int = 5, timeout: float | None = FILTER_TIMEOUT) -> tuple[str, int]:
-    """Explain ``plan`` on ``nodes`` and render it; (text, exit code 0 fits somewhere / 1 not / 2 all errors)."""
+                       limit: int = 5, timeout: float | None = FILTER_TIMEOUT,
+                       errors: list[str | None] | None = None) -> tuple[str, int]:
+    """Explain ``plan`` on ``nodes`` and render it; (text, exit code 0 fits somewhere / 1 not / 2 all
+    errors). ``errors``, when given, receives each node's error (for the caller's stderr line)."""
     show_progress = stderr_is_terminal() and len(state.nodes) > 200
     with cyclic_gc_paused():  # the views, pools and per-node traces live until printed
         exp = explain_plan(state, gates, plan, nodes, target, progress=_progress if show_progress else None,
@@ -74,6 +76,8 @@ def render_explanation(state: "ClusterState", gates: "FeatureGates", plan: "Prev
     else:
         detail = len(exp.nodes) if nodes else limit
         text = render_table(exp, wide=(output == "wide"), no_headers=no_headers, limit=detail, asked=bool(nodes))
+    if errors is not None:
+        errors.extend(n.error for n in exp.nodes)
     return text, exit_code(exp)
 
 
@@ -294,8 +298,12 @@ def _run(targets: Sequence[str], filenames: Sequence[str], nodes: Sequence[str],
     plan = resolve_targets(state, targets, file_objects, namespace=ns, gates=gates,
                            explicit_namespace=namespace is not None, warn=warn, all_namespaces=all_namespaces)
     label = " ".join([*targets, *(f"-f {f}" for f in filenames)])
+    errors: list[str | None] = []
     text, code = render_explanation(state, gates, plan, nodes=list(nodes) or None, output=output,
-                                    no_headers=no_headers, target=label, limit=limit, timeout=timeout)
+                                    no_headers=no_headers, target=label, limit=limit, timeout=timeout,
+                                    errors=errors)
     if text:  # -o name prints nothing when no node fits
         click.echo(text)
+    if code == 2:
+        every_node_failed(errors)
     return code

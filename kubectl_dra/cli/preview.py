@@ -18,7 +18,7 @@ from .options import timeout_option
 from .common import (
     OUTPUT_FORMATS, check_namespace_flags, cyclic_gc_paused, default_namespace, dump, gate_options, load_cluster,
     name_output, namespace_options, no_headers_option, output_option, resolve_gates, state_options,
-    stderr_is_terminal, warn,
+    every_node_failed, stderr_is_terminal, warn,
 )
 
 if TYPE_CHECKING:
@@ -111,8 +111,11 @@ def _run(targets: Sequence[str], filenames: Sequence[str], nodes: Sequence[str],
                          "use --node NAME")
     if explain and output in ("json", "yaml"):
         # one document: the explanation, which carries the per-node outcomes too
-        text, code = _explanation(state, gates, plan, nodes, output, no_headers, targets, filenames, timeout)
+        errors: list[str | None] = []
+        text, code = _explanation(state, gates, plan, nodes, output, no_headers, targets, filenames, timeout, errors)
         click.echo(text)
+        if code == 2:
+            every_node_failed(errors)
         return code
     show_progress = stderr_is_terminal() and len(candidates) > 200
     with cyclic_gc_paused():  # the views, pools and per-node results live until printed
@@ -142,13 +145,13 @@ def _progress(done: int, total: int) -> None:
 
 def _explanation(state: "ClusterState", gates: "FeatureGates", plan: "PreviewPlan", nodes: Sequence[str], output: str,
                  no_headers: bool, targets: Sequence[str], filenames: Sequence[str],
-                 timeout: float) -> tuple[str, int]:
+                 timeout: float, errors: list[str | None] | None = None) -> tuple[str, int]:
     """The explain presenter's text and exit code (see kubectl_dra.cli.explain.render_explanation)."""
     from .explain import render_explanation  # (only for nodes that do not fit: most previews never need it)
 
     label = " ".join([*targets, *(f"-f {f}" for f in filenames)])
     return render_explanation(state, gates, plan, nodes=list(nodes) or None, output=output,
-                              no_headers=no_headers, target=label, timeout=timeout)
+                              no_headers=no_headers, target=label, timeout=timeout, errors=errors)
 
 
 # --------------------------------------------------------------------------- output
@@ -176,7 +179,9 @@ def _emit(result: "PreviewResult", output: str, no_headers: bool) -> None:
     text = render_table(result, wide=(output == "wide"), no_headers=no_headers)
     if text:
         click.echo(text)
-    if not no_headers:
+    if result.all_errors:
+        every_node_failed([n.error for n in result.nodes])
+    elif not no_headers:
         click.echo(summary(result), err=True)
 
 

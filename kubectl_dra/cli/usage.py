@@ -10,8 +10,8 @@ import click
 from ..errors import NotFoundError
 from ..state import ClusterState
 from .common import (
-    cyclic_gc_paused, dump, format_table, gate_options, load_cluster, no_headers_option, output_option, resolve_gates,
-    state_options,
+    check_namespace_flags, cyclic_gc_paused, dump, format_table, gate_options, load_cluster, no_headers_option,
+    output_option, resolve_gates, state_options, warn,
 )
 from .terminal import escape_terminal
 
@@ -84,11 +84,15 @@ def render_table(usage: "Usage", wide: bool = False, no_headers: bool = False) -
 @click.option("--node", "nodes", multiple=True, metavar="NAME", help="Only rows of this node (repeatable).")
 @click.option("-A", "--all-namespaces", is_flag=True,
               help="Accepted as kubectl takes it; usage always counts the allocated claims of every namespace.")
+@click.option("-n", "--namespace", metavar="NS",
+              help="Accepted as kubectl takes it (not with -A); devices belong to no namespace, so usage still "
+              "counts the allocated claims of every namespace and says so.")
 @gate_options
 @output_option()
 @no_headers_option
 @state_options
-def usage(by: str, sort: str, nodes: tuple[str, ...], all_namespaces: bool, feature_gates: str | None, kubernetes_version: str | None,
+def usage(by: str, sort: str, nodes: tuple[str, ...], all_namespaces: bool, namespace: str | None,
+          feature_gates: str | None, kubernetes_version: str | None,
           output: str, no_headers: bool, state_paths: tuple[str, ...],
           kubeconfig: str | None, kube_context: str | None, request_timeout: float) -> None:
     """Show total, allocated and free devices, shared counters and consumable capacity.
@@ -98,7 +102,8 @@ def usage(by: str, sort: str, nodes: tuple[str, ...], all_namespaces: bool, feat
     is allocated once it has a share, and its capacity is consumed by the shares'
     consumedCapacity. Only the newest generation of each pool counts. Devices and slices
     are cluster-scoped, so allocations by the claims of every namespace count, with or
-    without -A (there is no -n: a device another namespace holds is not free).
+    without -A; -n is accepted as kubectl takes it, with a warning that it narrows nothing
+    (a device another namespace holds is not free).
 
     Counts are what the slices publish. Under the feature gates (--feature-gates,
     --kubernetes-version; default: the newest release's) each pool also gets the
@@ -110,6 +115,10 @@ def usage(by: str, sort: str, nodes: tuple[str, ...], all_namespaces: bool, feat
     "status" and "notes" and the document "featureGates".
     """
     # A DraError becomes one `error:` line and its exit code in the command group (cli/main.py).
+    check_namespace_flags(namespace, all_namespaces)
+    if namespace is not None:
+        warn(f"-n {namespace}: usage counts the allocated claims of every namespace (devices belong to none; "
+             "a device another namespace holds is not free)")
     _run(by, sort, nodes, feature_gates, kubernetes_version, output, no_headers, state_paths, kubeconfig,
          kube_context, request_timeout)
 
