@@ -92,9 +92,12 @@ def test_advisor_fails_open_and_counts_why(api: FakeAPIServer, tmp_path: Path) -
             "ResourceClaim", missing)[0]
         assert Advisor(cache, 1e-9, metrics.advice_result)("ResourceClaim", missing) == []
         assert Advisor(cache, 5, metrics.advice_result)("ResourceClaim", claim(exactly())) == []
-        capped = DeviceCache(kubernetes_api(None, None), max_devices=1)
-        capped.slices.items, capped.slices.synced, capped.classes.synced = cache.slices.items, True, True
+        capped = DeviceCache(kubernetes_api(str(api.write_kubeconfig(tmp_path / "config")), None), max_devices=1)
+        capped.start()
+        eventually(lambda: capped.synced, "the capped cache synced")
+        assert capped.slices.over_limit and capped.slices.items == {}  # 2 devices published: nothing kept
         assert Advisor(capped, 5, metrics.advice_result)("ResourceClaim", missing) == []
+        capped.stop()
     finally:
         cache.stop()
     counts = {s.labels["result"]: s.value for f in metrics.registry.collect() for s in f.samples

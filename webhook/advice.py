@@ -6,8 +6,8 @@ with the ``kubernetes`` client, as an informer does: list (paged), then watch fr
 list's resourceVersion with bookmarks, resume from the last seen resourceVersion when a
 watch ends, list again on 410 Gone, after an error (with backoff) and every
 :data:`RESYNC_SECONDS`. Slices are prepared when their event arrives, not when a request
-needs them. The cache holds at most :data:`MAX_DEVICES` devices; past that it says so and
-gives no advice.
+needs them. The cache holds at most ``max_devices`` devices (:data:`MAX_DEVICES` by default);
+past that it keeps nothing, says so and gives no advice until a relist fits again.
 
 Advice fails open: while the cache has not synced, when the advice would take longer than
 its deadline, or when it fails, the admission response simply has no warning, and
@@ -35,8 +35,10 @@ RESYNC_SECONDS = 600.0
 WATCH_SECONDS = 300
 #: Objects per page of a list.
 PAGE_SIZE = 500
-#: Most devices the cache holds; a larger cluster gets no advice rather than an unbounded cache.
-MAX_DEVICES = 200_000
+#: Most devices the cache holds by default (``--warnings-max-devices``); a larger cluster gets no
+#: advice rather than an unbounded cache. A device costs ~0.8 KiB as listed and ~2.7 KiB once
+#: advice has matched it (benchmarks/bench_admission.py), so ~55 MiB per worker at this bound.
+MAX_DEVICES = 20_000
 #: Backoff after a failed list or watch: first and longest wait, in seconds.
 BACKOFF_FIRST, BACKOFF_MAX = 0.5, 30.0
 
@@ -46,7 +48,8 @@ class Reflector:
 
     def __init__(self, plural: str, api: Callable[[], Any], prepare: Callable[[Mapping[str, Any]], Any],
                  on_change: Callable[[], None], *, resync: float = RESYNC_SECONDS, watch_seconds: int = WATCH_SECONDS,
-                 request_timeout: float = 30.0) -> None:
+                 request_timeout: float = 30.0, weight: Callable[[Any], int] = lambda item: 0,
+                 max_weight: int = MAX_DEVICES) -> None:
         self.plural = plural
         self._api = api
         self._prepare = prepare
@@ -55,6 +58,11 @@ class Reflector:
         self._watch_seconds = watch_seconds
         self._request_timeout = request_timeout
         self.items: dict[str, Any] = {}
+        self._weight = weight
+        self._max_weight = max_weight
+        self._total = 0
+        #: more than ``max_weight`` (devices) published: nothing is kept until a relist fits again
+        self.over_limit = False
         self.synced = False
         self.relists = 0
         self._stop = threading.Event()
@@ -96,6 +104,7 @@ class Reflector:
     def _list(self) -> str:
         """Replace the items with a fresh list; returns its resourceVersion."""
         items: dict[str, Any] = {}
+        total = 0
         token = None
         while True:
             kwargs: dict[str, Any] = {"limit": PAGE_SIZE, "_request_timeout": self._request_timeout}
@@ -104,13 +113,15 @@ class Reflector:
             page = self._api().list_cluster_custom_object(GROUP, VERSION, self.plural, **kwargs)
             for obj in page.get("items") or []:
                 name = (obj.get("metadata") or {}).get("name")
-                if name:
-                    items[name] = self._prepare(obj)
+                if name and total <= self._max_weight:
+                    items[name] = item = self._prepare(obj)
+                    total += self._weight(item)
             meta = page.get("metadata") or {}
             token = meta.get("continue")
             if not token:
                 break
-        self.items = items
+        self.over_limit = total > self._max_weight
+        self.items, self._total = ({}, 0) if self.over_limit else (items, total)
         self.synced = True
         self.relists += 1
         self._on_change()
@@ -137,13 +148,16 @@ class Reflector:
 
     def _apply(self, kind: str | None, obj: Mapping[str, Any]) -> None:
         name = (obj.get("metadata") or {}).get("name")
-        if not name or kind not in ("ADDED", "MODIFIED", "DELETED"):
+        if not name or kind not in ("ADDED", "MODIFIED", "DELETED") or self.over_limit:
             return  # BOOKMARK: only its resourceVersion counts, and Watch keeps that
         items = dict(self.items)  # copy-on-write: readers hold the previous dict unchanged
-        if kind == "DELETED":
-            items.pop(name, None)
-        else:
-            items[name] = self._prepare(obj)
+        old = items.pop(name, None)
+        self._total -= self._weight(old) if old is not None else 0
+        if kind != "DELETED":
+            items[name] = item = self._prepare(obj)
+            self._total += self._weight(item)
+        if self._total > self._max_weight:
+            self.over_limit, items, self._total = True, {}, 0  # until the next relist fits again
         self.items = items
         self._on_change()
 
@@ -159,7 +173,7 @@ class DeviceCache:
         self.max_devices = max_devices
         self.classes = Reflector("deviceclasses", api, dict, self._changed, resync=resync, watch_seconds=watch_seconds)
         self.slices = Reflector("resourceslices", api, prepare_slice, self._changed, resync=resync,
-                                watch_seconds=watch_seconds)
+                                watch_seconds=watch_seconds, weight=lambda ps: len(ps.devices), max_weight=max_devices)
         self._threads: list[threading.Thread] = []
 
     def start(self) -> None:
@@ -188,7 +202,7 @@ class DeviceCache:
         if cached is not None and cached[0] == version:
             return cached[1]
         slices: dict[str, PreparedSlice] = self.slices.items
-        if sum(len(s.devices) for s in slices.values()) > self.max_devices:
+        if self.slices.over_limit:
             log.warning("more than %d devices published: apply-time warnings are off", self.max_devices,
                         extra={"repeat_key": ("advice-too-many",)})
             return None

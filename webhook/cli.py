@@ -48,6 +48,9 @@ def cli() -> None:
               "deviceclasses and resourceslices.")
 @click.option("--warnings-deadline", type=click.FloatRange(0.001, 5), default=0.05, show_default=True,
               metavar="SECONDS", help="Longest time the warnings may add to one admission; past it they are skipped.")
+@click.option("--warnings-max-devices", type=click.IntRange(0), default=20_000, show_default=True,
+              help="Most devices each worker's watch cache holds (~2.7 KiB each); in a larger cluster the warnings "
+              "are off.")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info", show_default=True)
 @click.option("--metrics-dir", metavar="DIR", help="Directory for multiprocess metrics (default: a new temp dir).")
 def serve(**kwargs: object) -> None:

@@ -65,6 +65,7 @@ class ServeOptions:
     max_connections: int = 512
     apply_warnings: bool = True
     warnings_deadline: float = 0.05
+    warnings_max_devices: int = 20_000
     log_level: str = "info"
     metrics_dir: str | None = None
 
@@ -139,7 +140,8 @@ def build(options: ServeOptions) -> "WebhookServer":
     if options.apply_warnings:
         from .advice import Advisor, DeviceCache, kubernetes_api
 
-        cache = DeviceCache(kubernetes_api(options.kubeconfig, options.kube_context))
+        cache = DeviceCache(kubernetes_api(options.kubeconfig, options.kube_context),
+                            max_devices=options.warnings_max_devices)
         settings = replace(settings, advise=Advisor(cache, options.warnings_deadline, metrics.advice_result))
     app = WebhookRSGI(AdmissionService(settings, metrics),
                       Limits(body_timeout=options.body_timeout, threads=options.threads),
