@@ -519,3 +519,33 @@ def test_cert_job_targets_the_deployed_names(manifests: list[dict[str, Any]]) ->
         container = pod["template"]["spec"]["containers"][0]
         assert container["securityContext"]["readOnlyRootFilesystem"] is True
         assert pod["template"]["spec"]["securityContext"]["runAsNonRoot"] is True
+
+
+def _overlay(tmp_path: Path, base: str, components: list[str]) -> list[dict[str, Any]]:
+    """``kubectl kustomize`` of an overlay of ``deploy/<base>`` with ``deploy/<component>`` components."""
+    overlay = tmp_path / "my-dra-webhook"
+    overlay.mkdir()
+    up = Path(*[".."] * len(overlay.parts[1:])) / REPO.relative_to("/") / "deploy"
+    (overlay / "kustomization.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+        "resources": [str(up / base)], "components": [str(up / c) for c in components]}))
+    return render(overlay)
+
+
+@pytest.mark.parametrize("base", ["", "fail-closed"])
+def test_the_network_policy_admits_only_the_api_server_to_the_webhook_port(tmp_path: Path, base: str,
+                                                                          manifests: list[dict[str, Any]]) -> None:
+    assert not all_of(manifests, "NetworkPolicy"), "the base has none: the API server's range is cluster-specific"
+    rendered = _overlay(tmp_path, base, ["network-policy"])
+    policy = one(rendered, "NetworkPolicy")
+    assert kubernetes_validate.validate(policy, K8S_VERSION, strict=True) == "1.37"
+    assert policy["metadata"]["namespace"] == NAMESPACE
+    pod = one(rendered, "Deployment")["spec"]["template"]
+    assert matches(policy["spec"]["podSelector"], pod["metadata"]["labels"])
+    assert policy["spec"]["policyTypes"] == ["Ingress"], "egress to the API server stays open"
+    (rule,) = policy["spec"]["ingress"]
+    ports = {p["name"]: p["containerPort"] for p in pod["spec"]["containers"][0]["ports"]}
+    assert [p["port"] for p in rule["ports"]] == [ports["https"]]
+    assert [list(peer) for peer in rule["from"]] == [["ipBlock"]]
+    # everything else is the overlay's own
+    assert len(rendered) == len(manifests) + 1
