@@ -106,6 +106,49 @@ def cluster(nodes: int, devices: int, in_use: float = 0.5, partitionable: bool =
     return objs
 
 
+def with_allocatable(node_obj: Obj) -> Obj:
+    """A Node with the status.allocatable a kubelet reports (64 cpus, 512Gi, 110 pods)."""
+    return {**node_obj, "status": {"allocatable": {"cpu": "64", "memory": "512Gi", "pods": "110"}}}
+
+
+def running_pod(node_name: str, index: int) -> Obj:
+    """A bound, running pod without claims: cpu and memory requests, an app label (every
+    fourth one with a one-per-node anti-affinity, every tenth one with a host port)."""
+    app = f"app-{index % 7}"
+    spec: Obj = {"nodeName": node_name, "containers": [{
+        "name": "main", "image": "example.com/app:1",
+        "resources": {"requests": {"cpu": "2", "memory": "8Gi"}},
+        **({"ports": [{"containerPort": 8080, "hostPort": 9000 + index % 3}]} if index % 10 == 0 else {})}]}
+    if index % 4 == 0:
+        spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": "kubernetes.io/hostname"}]}}
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": f"run-{node_name}-{index}", "namespace": NAMESPACE, "labels": {"app": app}},
+            "spec": spec, "status": {"phase": "Running"}}
+
+
+def pending_pod(name: str = "trainer", template_name: str = "one-gpu") -> Obj:
+    """A pending pod asking for a claim from ``template_name``, 4 cpus and 16Gi, spread over zones."""
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": NAMESPACE, "labels": {"app": "trainer"}},
+            "spec": {"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": template_name}],
+                     "topologySpreadConstraints": [{"maxSkew": 50, "topologyKey": "topology.kubernetes.io/zone",
+                                                    "whenUnsatisfiable": "DoNotSchedule",
+                                                    "labelSelector": {"matchLabels": {"app": "trainer"}}}],
+                     "containers": [{"name": "main", "image": "example.com/train:1",
+                                     "resources": {"requests": {"cpu": "4", "memory": "16Gi"},
+                                                   "claims": [{"name": "gpu"}]}}]},
+            "status": {"phase": "Pending"}}
+
+
+def with_pods(objs: list[Obj], pods: int) -> list[Obj]:
+    """``objs`` with allocatable on every Node and ``pods`` running pods spread evenly over them."""
+    nodes = [o["metadata"]["name"] for o in objs if o.get("kind") == "Node"]
+    out = [with_allocatable(o) if o.get("kind") == "Node" else o for o in objs]
+    out.extend(running_pod(nodes[i % len(nodes)], i) for i in range(pods))
+    return out
+
+
 def write_json(objs: list[Obj], path: Path) -> Path:
     """A ``kind: List`` JSON dump as ``kubectl get -o json`` writes it."""
     path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objs}))

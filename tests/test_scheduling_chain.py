@@ -133,3 +133,40 @@ def test_a_previewed_bound_pod_is_not_counted_against_itself() -> None:
     running = pod("p", "3", "a", ports=[{"containerPort": 1, "hostPort": 9}])
     result = evaluate_pod(state(node("a"), running), running)
     assert reasons(result) == {"a": ()}
+
+
+def fit_of(s: ClusterState, pod_obj: dict, placement: str = "ranked") -> Any:
+    from kubectl_dra.fit import count_fit, stop_reasons
+    from kubectl_dra.gates import FeatureGates
+    from kubectl_dra.preview import candidate_nodes, resolve_targets
+
+    gates = FeatureGates.default()
+    plan = resolve_targets(s, [], [(pod_obj, "pod.yaml")], gates=gates)
+    result = count_fit(s, plan, gates, candidate_nodes(s), placement=placement)
+    stop_reasons(s, result, candidate_nodes(s))
+    return result
+
+
+@pytest.mark.parametrize("placement", ["ranked", "spread"])
+def test_fit_binds_each_replica_as_a_pod(placement: str) -> None:
+    s = state(node("a"), node("b", cpu="3"), pod("busy", "1", "a"))
+    result = fit_of(s, pod("new", "1"), placement)
+    assert result.per_node == {"a": 3, "b": 3} and result.count == 6
+    assert set(result.reasons.values()) == {"Insufficient cpu"}
+
+
+@pytest.mark.parametrize("placement", ["ranked", "spread"])
+def test_fit_one_replica_per_node_with_anti_affinity(placement: str) -> None:
+    s = state(node("a"), node("b"), node("c", zone="z2"))
+    result = fit_of(s, pod("t", "1", labels={"app": "trainer"}, affinity=anti()), placement)
+    assert result.per_node == {"a": 1, "b": 1, "c": 1}
+    assert set(result.reasons.values()) == {"node(s) didn't match pod anti-affinity rules"}
+
+
+@pytest.mark.parametrize("placement", ["ranked", "spread"])
+def test_fit_keeps_the_zone_spread(placement: str) -> None:
+    # z1 has room for 4 pods of 1 cpu (two nodes of 2), z2 for 1: maxSkew 1 stops z1 at 2
+    s = state(node("a", cpu="2"), node("b", cpu="2"), node("c", zone="z2", cpu="1"))
+    result = fit_of(s, pod("w", "1", labels={"app": "web"}, topologySpreadConstraints=spread()), placement)
+    per_zone = {"z1": result.per_node["a"] + result.per_node["b"], "z2": result.per_node["c"]}
+    assert per_zone == {"z1": 2, "z2": 1}

@@ -39,6 +39,9 @@ PoolID = tuple[str, str]
 RANKED = "ranked"
 SPREAD = "spread"
 
+#: filters whose refusal a later replica can lift (its domain gains a pod, the global minimum rises)
+REVIVABLE = ("PodTopologySpread", "InterPodAffinity")
+
 #: why the count stopped
 EXHAUSTED = "NoNodeFits"
 LIMIT = "Limit"
@@ -217,6 +220,13 @@ class _Fitter:
         self.pods: PlanPods | None = plan_pods(state, plan, nodes)
         #: node -> the DynamicResources answer in the current state (kept while no pool it sees changes)
         self._dra: dict[str, NodeOutcome] = {}
+        #: bumped when a replica may change the pods' filter answers beyond its own node (spread,
+        #: pod affinity, anti-affinity): a node's answer from an earlier epoch is checked again
+        #: when it is next looked at, not every node after every replica
+        self.epoch = 0
+        self._seen_epoch: dict[str, int] = {}
+        #: nodes a spread constraint or a pod affinity term refuses now (a later replica may lift it)
+        self._revivable: set[str] = set()
         self.outcomes: dict[str, NodeOutcome] = {}
         self.replicas: list[Replica] = []
         self.pool_counts: dict[PoolID, PoolCount] = {}
@@ -229,16 +239,24 @@ class _Fitter:
         """The preview's outcome for one node in the current state: the pods' filters, then
         the allocator (whose answer is kept until a pool the node sees changes)."""
         if self.pods is not None:
+            self._seen_epoch[name] = self.epoch
             status = self.pods.filter(name)
             if status is not None:
                 outcome = NodeOutcome(name, UNSCHEDULABLE, reasons=status.reasons, plugin=status.plugin,
                                       detail=status.detail, scheduler_reasons=status.reasons)
                 self.outcomes[name] = outcome
+                if status.plugin in REVIVABLE:
+                    self._revivable.add(name)
                 return outcome
+            self._revivable.discard(name)
         outcome = self._dra.get(name) or evaluate_node(self.allocator, self.plan, self.nodes[name],
                                                        explain_failures=False)
         self._dra[name] = self.outcomes[name] = outcome
         return outcome
+
+    def stale(self, name: str) -> bool:
+        """Whether the node's answer predates a replica that may have changed it (see ``epoch``)."""
+        return self.pods is not None and self._seen_epoch.get(name, -1) < self.epoch
 
     def _replica_pods(self, index: int, node: str) -> list[Obj]:
         """Copies of the plan's pods for replica ``index``, bound to ``node`` and running."""
@@ -312,8 +330,10 @@ class _Fitter:
         dirty.add(outcome.node)
         if self.pods is not None:
             self.pods.bind(bound, outcome.node)
-            affected = self.pods.affected(outcome.node)
-            dirty.update(self.nodes if affected is None else (n for n in affected if n in self.nodes))
+            if self.pods.interacts:
+                self.epoch += 1
+                # nodes refused only by spread or pod affinity may take the next replica: asked now
+                dirty.update(n for n in self._revivable if n in self.nodes)
         return dirty
 
     def _share(self, claims: list[PreviewClaim], allocations: dict[tuple[str, str], Obj]) -> None:
@@ -370,6 +390,12 @@ def _ranked(fitter: _Fitter, ranked: list[NodeOutcome], limit: int | None,
         _, name, seen = heapq.heappop(heap)
         if version.get(name, 0) != seen:
             continue  # an older entry of a node evaluated again since
+        if fitter.stale(name):  # a replica since may have changed its pods' answer: ask again
+            outcome = fitter.evaluate(name)
+            version[name] = version.get(name, 0) + 1
+            if outcome.allocated:
+                heapq.heappush(heap, (-outcome.score, name, version[name]))
+            continue
         last = name
         for other in fitter.commit(fitter.outcomes[name]):
             outcome = fitter.evaluate(other)
@@ -388,19 +414,24 @@ def _spread(fitter: _Fitter, alive: list[str], limit: int | None,
     last: str | None = None
     while alive and (limit is None or len(fitter.replicas) < limit):
         still = []
+        placed = len(fitter.replicas)
         for name in alive:
             if limit is not None and len(fitter.replicas) >= limit:
                 still.append(name)
                 continue
-            outcome = fitter.evaluate(name) if name in dirty else fitter.outcomes[name]
+            outcome = fitter.evaluate(name) if name in dirty or fitter.stale(name) else fitter.outcomes[name]
             dirty.discard(name)
             if not outcome.allocated:
+                if outcome.plugin in REVIVABLE:
+                    still.append(name)  # a later replica may lift a spread or pod affinity refusal
                 continue
             last = name
             dirty |= fitter.commit(outcome)
             still.append(name)
             if progress is not None:
                 progress(len(fitter.replicas))
+        if len(fitter.replicas) == placed:
+            break  # a whole round without a replica: the refusals left are final
         alive = still
     return last
 

@@ -48,26 +48,18 @@ class PlanPods:
         return None
 
     def bind(self, pods: Sequence[Obj], node: str) -> None:
-        """Bind copies of the plan's pods (a replica) to ``node``: the index and every pod's counts follow."""
-        for pod in pods:
-            info = self.index.add_pod(pod, node)
+        """Bind copies of the plan's pods (a replica, in the plan's order) to ``node``: the index
+        and every pod's counts follow."""
+        for pod, filters_of in zip(pods, self.filters):
+            info = self.index.add_pod(pod, node, like=filters_of.info)
             for filters in self.filters:
                 filters.observe(info, node)
 
-    def affected(self, node: str) -> set[str] | None:
-        """The nodes whose answer may change once a replica is bound to ``node``: the node
-        itself, the nodes sharing a topology domain of the pods' (anti-)affinity terms and of
-        the bound pods' anti-affinity with it; None (every node) with spread constraints,
-        whose global minimum any node may move."""
-        if any(f.constraints for f in self.filters):
-            return None
-        keys = set().union(*(f.topology_keys() for f in self.filters))
-        here = self.index.infos[node].labels
-        wanted = {(k, here[k]) for k in keys if k in here}
-        if not wanted:
-            return {node}
-        return {name for name, info in self.index.infos.items()
-                if name == node or any(info.labels.get(k) == v for k, v in wanted)}
+    @property
+    def interacts(self) -> bool:
+        """Whether binding a copy of these pods may change their answer on other nodes than
+        its own: they have spread constraints, pod affinity or anti-affinity."""
+        return any(f.constraints or f.affinity_terms or f.anti_terms for f in self.filters)
 
 
 def scheduling_index(state: "ClusterState", nodes: Sequence[Obj], plan: "PreviewPlan | None" = None) -> SchedulingIndex:

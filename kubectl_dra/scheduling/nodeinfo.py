@@ -167,9 +167,14 @@ class SchedulingIndex:
         if anti.get("requiredDuringSchedulingIgnoredDuringExecution"):
             self.anti_affinity_pods.append((info, node))
 
-    def add_pod(self, pod: Obj, node: str) -> PodInfo:
-        """Bind one more pod to ``node`` (a replica ``fit`` places, a pod a drain moves)."""
-        info = PodInfo.of(pod, self.pod_level)
+    def add_pod(self, pod: Obj, node: str, like: PodInfo | None = None) -> PodInfo:
+        """Bind one more pod to ``node`` (a replica ``fit`` places, a pod a drain moves);
+        ``like``: a PodInfo of a pod with the same spec, whose requests and ports are reused."""
+        if like is not None:
+            ns, name = pod_key(pod)
+            info = PodInfo(pod, ns, name, like.labels, like.requests, like.ports, False, like.anti_terms)
+        else:
+            info = PodInfo.of(pod, self.pod_level)
         self._place(info, self.infos[node])
         self.version += 1
         return info

@@ -98,6 +98,8 @@ class SpreadState:
         #: per constraint: domain value -> matching pods (a domain per eligible node's value)
         self.counts: list[dict[str, int]] = [{} for _ in self.constraints]
         self._mins: list[int | None] = [None] * len(self.constraints)
+        #: (constraint, node) -> the node inclusion policies' answer (a node's labels and taints do not change)
+        self._included: dict[tuple[int, str], bool] = {}
         for info in index.infos.values():
             if not self._has_keys(info):
                 continue
@@ -132,7 +134,12 @@ class SpreadState:
         if pod.namespace != self.namespace or not self._has_keys(node):
             return
         for i, c in enumerate(self.constraints):
-            if c.selector.matches(pod.labels) and self._eligible(c, node):
+            if not c.selector.matches(pod.labels):
+                continue
+            included = self._included.get((i, node.name))
+            if included is None:
+                included = self._included[(i, node.name)] = self._eligible(c, node)
+            if included:
                 value = node.labels[c.topology_key]
                 self.counts[i][value] = self.counts[i].get(value, 0) + 1
                 self._mins[i] = None
