@@ -170,3 +170,47 @@ def test_fit_keeps_the_zone_spread(placement: str) -> None:
     result = fit_of(s, pod("w", "1", labels={"app": "web"}, topologySpreadConstraints=spread()), placement)
     per_zone = {"z1": result.per_node["a"] + result.per_node["b"], "z2": result.per_node["c"]}
     assert per_zone == {"z1": 2, "z2": 1}
+
+
+def run_cli(*argv: str) -> tuple[int, str, str]:
+    from click.testing import CliRunner
+
+    from kubectl_dra.cli.main import cli
+
+    result = CliRunner().invoke(cli, list(argv), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def write(path: Any, *objs: dict) -> str:
+    import json
+
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objs)}))
+    return str(path)
+
+
+def test_cli_bad_quantities_in_the_state_exit_2_naming_object_and_field(tmp_path: Any) -> None:
+    bad_node = node("a")
+    bad_node["status"]["allocatable"]["cpu"] = "lots"
+    code, _, err = run_cli("preview", "--state", write(tmp_path / "s.json", bad_node), "-f",
+                           write(tmp_path / "p.json", pod("new", "1")))
+    assert code == 2 and "Node" in err and "status.allocatable[cpu]" in err and "lots" in err
+    bad_pod = pod("busy", None, "a")
+    bad_pod["spec"]["containers"][0]["resources"] = {"requests": {"memory": "lots"}}
+    code, _, err = run_cli("preview", "--state", write(tmp_path / "s2.json", node("a"), bad_pod), "-f",
+                           write(tmp_path / "p2.json", pod("new", "1")))
+    assert code == 2 and "busy" in err and "spec.containers[0].resources.requests[memory]" in err
+
+
+def test_cli_pod_with_claimed_volumes_gets_a_note_and_the_fit_error_line(tmp_path: Any) -> None:
+    with_pvc = pod("new", "8", volumes=[{"name": "d", "persistentVolumeClaim": {"claimName": "d"}}])
+    code, out, err = run_cli("preview", "--state", write(tmp_path / "s.json", node("a"), node("b")), "-f",
+                             write(tmp_path / "p.json", with_pvc), "-o", "json")
+    import json
+
+    doc = json.loads(out)
+    assert code == 1 and "PersistentVolumeClaims" in " ".join(doc["notes"]) and "preemption" in doc["modelled"]
+    assert doc["fitError"] == "0/2 nodes are available: 2 Insufficient cpu."
+    assert {n["filter"] for n in doc["nodes"]} == {"NodeResourcesFit"}
+    code, _, err = run_cli("preview", "--state", str(tmp_path / "s.json"), "-f", str(tmp_path / "p.json"))
+    assert code == 1 and "warning: the pod uses PersistentVolumeClaims" in err
+    assert err.rstrip().endswith("0/2 nodes are available: 2 Insufficient cpu.")
