@@ -52,7 +52,7 @@ def _preview(state: Any, target: str) -> Any:
 
     gates = FeatureGates.default()
     plan = resolve_targets(state, [target], namespace=synthetic.NAMESPACE, gates=gates)
-    return run_preview(state, plan, gates, candidate_nodes(state))
+    return run_preview(state, plan, gates, candidate_nodes(state), timeout=None)  # the whole work, whatever the load
 
 
 def _fit(state: Any, target: str) -> Any:

@@ -277,5 +277,5 @@ def test_pod_requests_table(defaults: dict, case: dict) -> None:
         status["conditions"] = [{"type": "PodResizePending", "status": "True", "reason": "Infeasible"}]
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"}, "spec": spec,
            "status": status}
-    want = {k: to_units(k, Quantity.from_json(v).value) for k, v in case["want"].items()}
+    want = {k: to_units(k, Quantity.from_json(v).nanos()) for k, v in case["want"].items()}
     assert pod_requests(pod, use_status=bool(case.get("bound"))) == want

@@ -69,7 +69,7 @@ class PodInfo:
     @classmethod
     def of(cls, pod: Obj, pod_level: bool = True) -> "PodInfo":
         ns, name = pod_key(pod)
-        return cls(pod, ns, name, labels_of(pod), pod_requests(pod, pod_level, pod_where(pod), use_status=True),
+        return cls(pod, ns, name, labels_of(pod), pod_requests(pod, pod_level, f"Pod {ns}/{name}", use_status=True),
                    host_ports(pod),
                    bool((pod.get("metadata") or {}).get("deletionTimestamp")))
 

@@ -14,8 +14,6 @@ rounded up from the exact sum.
 
 from __future__ import annotations
 
-import math
-from fractions import Fraction
 from typing import Any, Iterable, Mapping
 
 from ..errors import DraError, InputError
@@ -49,22 +47,39 @@ def is_counted(name: str) -> bool:
             or (("/" in name) and "kubernetes.io/" in name) or name.startswith("attachable-volumes-"))
 
 
-def quantity(value: Any, where: str) -> Fraction:
-    """The exact value of a quantity field; :class:`InputError` naming ``where`` when malformed."""
+#: a quantity's JSON value -> its exact amount in nano-units (bounded; the answer depends on
+#: the value alone): a cluster's pods repeat a handful of request values
+_NANOS: dict[tuple[type, Any], int] = {}
+_NANOS_LIMIT = 4096
+
+
+def quantity(value: Any, where: str) -> int:
+    """The exact amount of a quantity field in nano-units (no parsed quantity is finer);
+    :class:`InputError` naming ``where`` when malformed."""
+    key = (type(value), value) if isinstance(value, (str, int)) else None
+    found = _NANOS.get(key) if key is not None else None
+    if found is not None:
+        return found
     try:
-        return Quantity.from_json(value).value
+        nanos = Quantity.from_json(value).nanos()
     except DraError as exc:
         raise InputError(f"{where}: {value!r} is not a valid quantity ({exc})") from None
+    if key is not None:
+        if len(_NANOS) >= _NANOS_LIMIT:
+            _NANOS.clear()
+        _NANOS[key] = nanos
+    return nanos
 
 
-def to_units(name: str, value: Fraction) -> int:
-    """A resource's exact amount in the scheduler's units (millicores for cpu), rounded up."""
-    if name == CPU:
-        value = value * 1000
-    return math.ceil(value) if value >= 0 else -math.ceil(-value)
+def to_units(name: str, nanos: int) -> int:
+    """A resource's exact amount (nano-units) in the scheduler's units (millicores for cpu,
+    whole units otherwise), rounded away from zero as upstream's MilliValue/Value do."""
+    step = 10**6 if name == CPU else 10**9
+    magnitude = -(-abs(nanos) // step)  # ceil(|nanos| / step)
+    return magnitude if nanos >= 0 else -magnitude
 
 
-def _resource_list(values: Any, where: str) -> dict[str, Fraction]:
+def _resource_list(values: Any, where: str) -> dict[str, int]:
     if values is None:
         return {}
     if not isinstance(values, dict):
@@ -72,20 +87,35 @@ def _resource_list(values: Any, where: str) -> dict[str, Fraction]:
     return {str(k): quantity(v, f"{where}[{k}]") for k, v in values.items()}
 
 
-def container_requests(container: Mapping[str, Any], where: str) -> dict[str, Fraction]:
-    """A container's requests, each missing one defaulted from its limit."""
-    resources = container.get("resources") or {}
-    limits = _resource_list(resources.get("limits"), f"{where}.resources.limits")
-    requests = _resource_list(resources.get("requests"), f"{where}.resources.requests")
-    return {**limits, **requests}
+def container_requests(container: Mapping[str, Any], where: str, field: str = "", index: int = 0) -> dict[str, int]:
+    """A container's requests, each missing one defaulted from its limit. ``where``, ``field``
+    and ``index`` say where it is (``<where>: spec.<field>[<index>]``), for messages only."""
+    resources = container.get("resources")
+    if not resources:
+        return {}
+    requests, limits = resources.get("requests"), resources.get("limits")
+    if not limits and isinstance(requests, dict):  # the usual case: requests of known values
+        out: dict[str, int] = {}
+        for name, value in requests.items():
+            nanos = _NANOS.get((type(value), value)) if isinstance(value, (str, int)) else None
+            out[str(name)] = nanos if nanos is not None else quantity(
+                value, f"{_path(where, field, index)}.resources.requests[{name}]")
+        return out
+    path = _path(where, field, index)
+    return {**_resource_list(limits, f"{path}.resources.limits"),
+            **_resource_list(requests, f"{path}.resources.requests")}
 
 
-def _add(into: dict[str, Fraction], values: Mapping[str, Fraction]) -> None:
+def _path(where: str, field: str, index: int) -> str:
+    return f"{where}: spec.{field}[{index}]" if field else where
+
+
+def _add(into: dict[str, int], values: Mapping[str, int]) -> None:
     for k, v in values.items():
-        into[k] = into.get(k, Fraction(0)) + v
+        into[k] = into.get(k, 0) + v
 
 
-def _max(into: dict[str, Fraction], values: Mapping[str, Fraction]) -> None:
+def _max(into: dict[str, int], values: Mapping[str, int]) -> None:
     for k, v in values.items():
         if k not in into or v > into[k]:
             into[k] = v
@@ -101,8 +131,8 @@ def _resize_infeasible(pod: Mapping[str, Any]) -> bool:
                and (c or {}).get("reason") == "Infeasible" for c in (pod.get("status") or {}).get("conditions") or [])
 
 
-def _with_status(pod: Mapping[str, Any], container: Mapping[str, Any], reqs: dict[str, Fraction],
-                 statuses: Mapping[str, Any], where: str) -> dict[str, Fraction]:
+def _with_status(pod: Mapping[str, Any], container: Mapping[str, Any], reqs: dict[str, int],
+                 statuses: Mapping[str, Any], where: str) -> dict[str, int]:
     """A running container's requests as the scheduler counts them after an in-place resize:
     the largest of spec, allocated and actual (only allocated and actual when the resize is
     infeasible); the spec alone when the status reports no resources."""
@@ -118,7 +148,7 @@ def _with_status(pod: Mapping[str, Any], container: Mapping[str, Any], reqs: dic
 
 
 def pod_request_values(pod: Mapping[str, Any], pod_level: bool = True, where: str = "",
-                       use_status: bool = False) -> dict[str, Fraction]:
+                       use_status: bool = False) -> dict[str, int]:
     """The pod's exact requests per resource (before rounding to the scheduler's units);
     ``use_status``: a bound pod's container statuses count (in-place resize), as in the
     scheduler's NodeInfo."""
@@ -129,16 +159,16 @@ def pod_request_values(pod: Mapping[str, Any], pod_level: bool = True, where: st
         if use_status else {}
     init_statuses = {str(s.get("name")): s for s in status.get("initContainerStatuses") or []
                      if isinstance(s, dict)} if use_status else {}
-    total: dict[str, Fraction] = {}
+    total: dict[str, int] = {}
     for i, container in enumerate(spec.get("containers") or []):
-        reqs = container_requests(container or {}, f"{where}: spec.containers[{i}]")
+        reqs = container_requests(container or {}, where, "containers", i)
         if statuses:
             reqs = _with_status(pod, container or {}, reqs, statuses, f"{where}: status.containerStatuses")
         _add(total, reqs)
-    sidecars: dict[str, Fraction] = {}
-    init_max: dict[str, Fraction] = {}
+    sidecars: dict[str, int] = {}
+    init_max: dict[str, int] = {}
     for i, container in enumerate(spec.get("initContainers") or []):
-        reqs = container_requests(container or {}, f"{where}: spec.initContainers[{i}]")
+        reqs = container_requests(container or {}, where, "initContainers", i)
         if (container or {}).get("restartPolicy") == "Always":
             if init_statuses:
                 reqs = _with_status(pod, container or {}, reqs, init_statuses, f"{where}: status.initContainerStatuses")
