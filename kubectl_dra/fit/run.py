@@ -225,8 +225,8 @@ class _Fitter:
         #: when it is next looked at, not every node after every replica
         self.epoch = 0
         self._seen_epoch: dict[str, int] = {}
-        #: nodes a spread constraint or a pod affinity term refuses now (a later replica may lift it)
-        self._revivable: set[str] = set()
+        #: node -> the filter (spread, pod affinity) refusing it now, which a later replica may lift
+        self._revivable: dict[str, str] = {}
         self.outcomes: dict[str, NodeOutcome] = {}
         self.replicas: list[Replica] = []
         self.pool_counts: dict[PoolID, PoolCount] = {}
@@ -246,9 +246,11 @@ class _Fitter:
                                       detail=status.detail, scheduler_reasons=status.reasons)
                 self.outcomes[name] = outcome
                 if status.plugin in REVIVABLE:
-                    self._revivable.add(name)
+                    self._revivable[name] = status.plugin
+                else:
+                    self._revivable.pop(name, None)
                 return outcome
-            self._revivable.discard(name)
+            self._revivable.pop(name, None)
         outcome = self._dra.get(name) or evaluate_node(self.allocator, self.plan, self.nodes[name],
                                                        explain_failures=False)
         self._dra[name] = self.outcomes[name] = outcome
@@ -329,11 +331,17 @@ class _Fitter:
             self._dra.pop(name, None)
         dirty.add(outcome.node)
         if self.pods is not None:
+            minimums = self.pods.spread_minimums()
             self.pods.bind(bound, outcome.node)
             if self.pods.interacts:
                 self.epoch += 1
-                # nodes refused only by spread or pod affinity may take the next replica: asked now
-                dirty.update(n for n in self._revivable if n in self.nodes)
+                # nodes refused by spread (when a global minimum rose) or by pod affinity may
+                # take the next replica: asked now
+                lift = {"PodTopologySpread"} if self.pods.spread_minimums() != minimums else set()
+                if self.pods.has_affinity:
+                    lift.add("InterPodAffinity")
+                if lift:
+                    dirty.update(n for n, plugin in self._revivable.items() if plugin in lift and n in self.nodes)
         return dirty
 
     def _share(self, claims: list[PreviewClaim], allocations: dict[tuple[str, str], Obj]) -> None:

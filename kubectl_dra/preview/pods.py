@@ -55,6 +55,15 @@ class PlanPods:
             for filters in self.filters:
                 filters.observe(info, node)
 
+    def spread_minimums(self) -> tuple[int, ...]:
+        """Each spread constraint's global minimum now (a refusal by spread can lift only when one rises)."""
+        return tuple(m for f in self.filters for m in f.spread_minimums())
+
+    @property
+    def has_affinity(self) -> bool:
+        """Whether a pod has required pod affinity (a replica may let another node pass)."""
+        return any(f.affinity_terms for f in self.filters)
+
     @property
     def interacts(self) -> bool:
         """Whether binding a copy of these pods may change their answer on other nodes than

@@ -72,6 +72,10 @@ class PodFilters:
         self.constraints = parse_constraints(pod, where)
         self.affinity_terms = parse_terms(pod, "podAffinity", where)
         self.anti_terms = parse_terms(pod, "podAntiAffinity", where)
+        self.info.anti_terms = self.anti_terms  # (copies bound by fit reuse them)
+        #: node -> the answer of the filters that read the node alone (its cordon, name, taints,
+        #: labels), which no pod bound later changes
+        self._static: dict[str, Status | None] = {}
         self.notes: list[str] = [VOLUMES_NOTE] if uses_claimed_volumes(pod) else []
         if not index.resources_known:
             self.notes.append("the cluster state has no Node objects: cpu, memory and pod counts are not checked")
@@ -100,9 +104,13 @@ class PodFilters:
         info = self.index.get(node) if isinstance(node, str) else node
         if info is None:
             return None
-        obj = info.node
-        status = (node_unschedulable(self.tolerations, obj) or node_name_filter(self.pod, info.name)
-                  or taint_toleration(self.tolerations, obj) or node_affinity(self.pod, obj))
+        if info.name in self._static:
+            status = self._static[info.name]
+        else:
+            obj = info.node
+            status = self._static[info.name] = (
+                node_unschedulable(self.tolerations, obj) or node_name_filter(self.pod, info.name)
+                or taint_toleration(self.tolerations, obj) or node_affinity(self.pod, obj))
         if status is not None:
             return status
         if self.ports:
@@ -139,6 +147,11 @@ class PodFilters:
         assert self._affinity is not None
         self._affinity.add_pod(info, node_info)
         self._version = self.index.version
+
+    def spread_minimums(self) -> tuple[int, ...]:
+        """The global minimum of each DoNotSchedule constraint (empty without constraints)."""
+        self._sync()
+        return self._spread.minimums() if self._spread is not None else ()
 
     def topology_keys(self) -> set[str]:
         """The topology keys of the pod's affinity and anti-affinity terms."""

@@ -129,6 +129,10 @@ class SpreadState:
             found = self._mins[i] = min(self.counts[i].values()) if self.counts[i] else NO_DOMAINS
         return found
 
+    def minimums(self) -> tuple[int, ...]:
+        """Each constraint's global minimum over its domains now."""
+        return tuple(self._min(i) for i in range(len(self.constraints)))
+
     def add_pod(self, pod: PodInfo, node: NodeInfo) -> None:
         """Count a pod just bound to ``node`` (upstream's updateWithPod)."""
         if pod.namespace != self.namespace or not self._has_keys(node):
