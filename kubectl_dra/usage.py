@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable, Mapping
 from .allocation.allocator import Features
 from .allocation.gated import (binding_conditions_unusable, counters_unusable, node_operations_unusable,
                                shareable, slice_unseen)
-from .allocation.pools import gated_incomplete_note, whole_pool
+from .allocation.pools import whole_pool
 from .errors import UsageError
 from .gates import FeatureGates, Gate, effective_gates
 from .model.devices import SliceView, slice_view
@@ -326,23 +326,25 @@ def pool_findings(pool: Pool, features: Features) -> tuple[str, list[str]]:
     """(status, notes): what the allocator makes of the pool with ``features``, set on the pool
     with its ``incomplete`` flag (slices missing, whatever the gates).
 
-    Whether the pool is incomplete (slices missing, or compatibility groups a scheduler
-    without the gate cannot honour) or invalid, and why, is the allocator's own verdict
-    (:func:`kubectl_dra.allocation.pools.whole_pool`); a usable pool then gets a note per
-    kind of device the search refuses one by one because a gate is off. The allocator's
+    Whether the pool is incomplete (slices missing) or invalid, and why, is the allocator's
+    own verdict (:func:`kubectl_dra.allocation.pools.whole_pool`, which skips the slices pool
+    gathering skips for a gate that is off); a usable pool then gets a note per kind of
+    device the allocator does not use because a gate is off. The allocator's
     views of the slices live only for this call: kept for every pool of a big cluster they
     cost more (in the cyclic GC's passes over them) than building them."""
     views = [slice_view(s, index) for index, s in pool.history]
     verdict = whole_pool(views, partitionable=features.partitionable, compat_groups=features.compatibility_groups)
-    # the gate check comes after the slice count: a pool skipped for a gate has every slice
-    pool.incomplete = verdict is not None and verdict.incomplete and not verdict.incomplete_gate
+    pool.incomplete = verdict is not None and verdict.incomplete
     newest = {id(s) for s in pool.slices}
     current = [sv for sv in views if id(sv.raw) in newest]
     if verdict is not None and verdict.incomplete:
-        if verdict.incomplete_gate:
-            found = INCOMPLETE, [gated_incomplete_note(verdict.incomplete_gate)]
-        else:  # the count the allocator compares with: the generation's first slice's
-            found = INCOMPLETE, [f"{len(current)} of {current[0].slice_count} slices published"]
+        # the count the allocator compares with: the generation's first slice's
+        counted = current if features.compatibility_groups else [sv for sv in current if not sv.has_compat_groups]
+        note = f"{len(counted)} of {current[0].slice_count} slices published"
+        if len(counted) != len(current):
+            note += (f" (not counting {len(current) - len(counted)} using device compatibility groups, which the "
+                     f"allocator ignores with {Gate.DEVICE_COMPATIBILITY_GROUPS} off)")
+        found = INCOMPLETE, [note]
     elif verdict is not None and verdict.invalid:
         found = INVALID, [verdict.invalid_reason]
     else:
@@ -352,15 +354,18 @@ def pool_findings(pool: Pool, features: Features) -> tuple[str, list[str]]:
 
 
 def _gated_device_notes(slices: list[SliceView], features: Features) -> list[str]:
-    """Devices the allocator's search refuses one by one because a gate is off, by the same
-    conditions its checks use (:mod:`kubectl_dra.allocation.gated`)."""
+    """Devices the allocator does not use because a gate is off (pool gathering skips their
+    slice, or the search refuses them one by one), by the same conditions its checks use
+    (:mod:`kubectl_dra.allocation.gated`)."""
     if features.partitionable and features.binding_conditions and features.optional_node_operations \
-            and features.consumable_capacity:
+            and features.consumable_capacity and features.compatibility_groups:
         return []  # every note is about one of these gates being off: no device to count
-    per_device = consuming = with_binding = skipping = whole = 0
+    per_device = consuming = with_binding = skipping = whole = grouped = 0
     for sv in slices:
-        if slice_unseen(sv, features.partitionable):
-            if sv.per_device_node_selection and not sv.shared_counter_names:
+        if slice_unseen(sv, features.partitionable, features.compatibility_groups):
+            if not features.compatibility_groups and sv.has_compat_groups:
+                grouped += len(sv.devices)
+            elif sv.per_device_node_selection and not sv.shared_counter_names:
                 per_device += len(sv.devices)
             continue
         skips = node_operations_unusable(sv, features)
@@ -370,6 +375,9 @@ def _gated_device_notes(slices: list[SliceView], features: Features) -> list[str
             skipping += skips
             whole += device.allow_multiple and not shareable(device, features)
     notes = []
+    if grouped:
+        notes.append(f"{_n(grouped)} in slices using device compatibility groups unusable with "
+                     f"{Gate.DEVICE_COMPATIBILITY_GROUPS} off")
     if per_device:
         notes.append(f"{_n(per_device)} with per-device node selection unusable with {Gate.PARTITIONABLE_DEVICES} off")
     if consuming:

@@ -78,9 +78,10 @@ def test_compatibility_groups_with_the_gate_off_are_an_incomplete_pool_as_for_th
     assert row.status == "incomplete" and "DRADeviceCompatibilityGroups off" in row.notes[0]
     assert row.tally.devices == 2  # counts stay what the slices publish
     assert any("skips 1 pool: gpu.example.com/node-1 (incomplete" in w for w in report.warnings)
-    # the allocator agrees: the pool is skipped as incomplete with the gate off, used with it on
+    # the allocator agrees: it ignores the slice using compatibility groups with the gate off
+    # (so the pool, one of its two slices, is incomplete), uses the pool with the gate on
     skipped = probe(state, "node-1", off).pools
-    assert skipped[(GPU, "node-1")].code == RejectionCode.POOL_INCOMPLETE
+    assert skipped[(GPU, "node-1")].code == RejectionCode.GATE_DISABLED
     assert not probe(state, "node-1", on).pools
     report = compute_usage(state, gates=on)
     assert (row_of(report, "node-1").status, row_of(report, "node-1").notes, report.warnings) == ("complete", [], [])
@@ -155,7 +156,7 @@ def test_cli_gates_wide_and_json(tmp_path, cli_runner):
     header, _, row = result.stdout.splitlines()[:3]
     assert header.split()[-2:] == ["POOL-STATUS", "NOTES"]
     status, notes = row[header.index("POOL-STATUS"):].split(None, 1)
-    assert (status, notes.startswith("uses device compatibility groups")) == ("incomplete", True)
+    assert (status, "DRADeviceCompatibilityGroups off" in notes) == ("incomplete", True)
     assert "warning: with these feature gates the allocator skips 1 pool" in result.stderr
     result = cli_runner.invoke(cli, ["usage", "--state", path, "-o", "json",
                                      "--feature-gates", "DRADeviceCompatibilityGroups=true"])

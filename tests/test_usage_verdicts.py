@@ -1,7 +1,7 @@
 """usage's pool verdict is the allocator's (issue 9 item 4): for a table of pools, under
 DRAPartitionableDevices on and off, the POOL-STATUS and notes ``kubectl dra usage`` shows for a
 pool on a node say what the allocator's own Pool for that node says (incomplete, invalid and
-why, incomplete because a gate is off). Also the cases where usage's old copy of the rules
+why; a slice that pool gathering skips for a gate that is off counts as absent). Also the cases where usage's old copy of the rules
 disagreed with the allocator, which usage now follows."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 
 from kubectl_dra.allocation import Features
 from kubectl_dra.allocation.index import ClusterIndex
-from kubectl_dra.allocation.pools import Pool, gated_incomplete_note
+from kubectl_dra.allocation.pools import Pool
 from kubectl_dra.errors import DraError
 from kubectl_dra.gates import FeatureGates, Gate
 from kubectl_dra.state import ClusterState
@@ -92,8 +92,6 @@ def allocator_pool(state: ClusterState, gates: FeatureGates, node: str) -> Pool 
 
 def expected_row(pool: Pool | None) -> tuple[str, list[str] | None, bool]:
     """(status, notes or None for 'not about the pool', incomplete flag) usage must show."""
-    if pool is not None and pool.incomplete and pool.incomplete_gate:
-        return INCOMPLETE, [gated_incomplete_note(pool.incomplete_gate)], False
     if pool is not None and pool.incomplete:
         return INCOMPLETE, None, True
     if pool is not None and pool.invalid:
@@ -118,7 +116,7 @@ def test_usage_shows_the_allocators_verdict_for_the_pool_on_its_node(pool_case: 
         if notes is not None:
             assert row.notes == notes
         if status == INCOMPLETE and not notes:
-            assert row.notes[0].endswith("slices published")
+            assert "slices published" in row.notes[0]
 
 
 def test_the_table_covers_every_verdict() -> None:
@@ -130,9 +128,32 @@ def test_the_table_covers_every_verdict() -> None:
             gates = FeatureGates.default().with_overrides(spec) if spec else FeatureGates.default()
             for node in ("node-1", "node-2"):
                 pool = allocator_pool(state, gates, node)
-                said.add("none" if pool is None else "gate" if pool.incomplete_gate else "incomplete"
-                         if pool.incomplete else "invalid" if pool.invalid else "complete")
-    assert said == {"none", "gate", "incomplete", "invalid", "complete"}
+                said.add("none" if pool is None else "incomplete" if pool.incomplete
+                         else "invalid" if pool.invalid else "complete")
+    assert said == {"none", "incomplete", "invalid", "complete"}
+
+
+def test_a_slice_using_compatibility_groups_is_absent_with_the_gate_off() -> None:
+    """Pool gathering skips a slice using compatibility groups while DRADeviceCompatibilityGroups
+    is off, and does not count it among the pool's slices either: here the pool is the
+    counter slice alone, one of two slices, so incomplete; usage says which slice is not
+    counted. Without another slice the pool does not exist for the allocator and usage
+    notes the devices it cannot use."""
+    gates = FeatureGates.default()
+    assert not gates.enabled(Gate.DEVICE_COMPATIBILITY_GROUPS)
+    state = state_of(POOLS["compatibility groups"])
+    pool = allocator_pool(state, gates, "node-1")
+    assert pool is not None and pool.incomplete
+    (row,) = pool_rows(state, gates)
+    assert (row.status, row.incomplete) == (INCOMPLETE, True)
+    assert row.notes == [f"1 of 2 slices published (not counting 1 using device compatibility groups, which the "
+                         f"allocator ignores with {Gate.DEVICE_COMPATIBILITY_GROUPS} off)"]
+    alone = state_of([rslice("g", "node-1", [part("mig-0", groups=["mig"])])])
+    assert allocator_pool(alone, gates, "node-1") is None
+    (row,) = pool_rows(alone, gates)
+    assert (row.status, row.incomplete) == (COMPLETE, False)
+    assert row.notes == [f"1 device in slices using device compatibility groups unusable with "
+                         f"{Gate.DEVICE_COMPATIBILITY_GROUPS} off"]
 
 
 # --------------------------------------------------------------------------- where the old copy disagreed

@@ -146,6 +146,9 @@ class Allocator:
         prepared = self.prepared_claims(claims)
         seen = self.index.pools_for(node, name)
         if tracer is not None:
+            # a slice ignored for a gate first: it is also why its pool may look incomplete
+            for sv in seen.hidden:
+                tracer.pool_skipped(sv.driver, sv.pool, why.slice_hidden_by_gate(sv))
             for pool in seen.problems:
                 tracer.pool_skipped(pool.driver, pool.name, why.pool_skipped(pool))
         search = Search(self, prepared, node, seen, tracer, deadline)

@@ -6,15 +6,31 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..gates import Gate
+
 if TYPE_CHECKING:
     from ..model.devices import DeviceView, SliceView
     from .allocator import Features
 
 
-def slice_unseen(sv: "SliceView", partitionable: bool) -> bool:
-    """A slice the allocator does not gather at all with DRAPartitionableDevices off: one
-    with shared counters or per-device node selection."""
-    return not partitionable and (sv.per_device_node_selection or bool(sv.shared_counter_names))
+def slice_unseen(sv: "SliceView", partitionable: bool, compat_groups: bool) -> bool:
+    """A slice that pool gathering (upstream GatherPools) skips as if it did not exist: with
+    DRAPartitionableDevices off, one with shared counters or per-device node selection; with
+    DRADeviceCompatibilityGroups off, one whose devices use compatibility groups. Its pool is
+    whatever the pool's other slices make of it (possibly nothing). A slice using
+    compatibility groups is not counted either when the pool's slices are (incomplete and
+    obsolete checks); one skipped for DRAPartitionableDevices is."""
+    return bool(gate_hiding_slice(sv, partitionable, compat_groups))
+
+
+def gate_hiding_slice(sv: "SliceView", partitionable: bool, compat_groups: bool) -> str:
+    """The disabled gate for which pool gathering skips the slice ("" when it does not; see
+    :func:`slice_unseen`)."""
+    if not partitionable and (sv.per_device_node_selection or bool(sv.shared_counter_names)):
+        return Gate.PARTITIONABLE_DEVICES.value
+    if not compat_groups and sv.has_compat_groups:
+        return Gate.DEVICE_COMPATIBILITY_GROUPS.value
+    return ""
 
 
 def counters_unusable(device: "DeviceView", f: "Features") -> bool:

@@ -19,7 +19,9 @@ from ..model.devices import DeviceView, SliceView, slice_view
 from ..model.nodes import node_matches, node_name
 from ..types import ClaimKey, claim_key
 from .inuse import InUse, gather_in_use
-from .pools import Pool, gather_pools, pool_order
+from ..gates import Gate
+from .gated import gate_hiding_slice
+from .pools import Pool, gather_pools, slice_reaches
 
 if TYPE_CHECKING:
     from ..state import ClusterState
@@ -30,33 +32,29 @@ _STATE_ORDER = attrgetter("index")
 
 
 class NodePools:
-    """The pools one node sees: ``pools``, those with devices for it, in search order; and
-    ``problems``, every pool that blocks "all devices" requests or makes a failed search an
-    error (incomplete or invalid), also in search order. ``problems`` includes the pools of
-    which the node sees only shared counters; it is worked out when first asked, as most
-    searches succeed without it."""
+    """The pools one node sees: ``pools``, those with devices for it or problems, in search
+    order; and ``problems``, every pool that blocks "all devices" requests or makes a failed
+    search an error (incomplete or invalid), also in search order (worked out when first
+    asked, as most searches succeed without it)."""
 
-    __slots__ = ("pools", "_index", "_touched", "_problems")
+    __slots__ = ("pools", "_problems", "hidden")
 
-    def __init__(self, pools: list[Pool], index: "SliceIndex", touched: set[tuple[str, str]]) -> None:
+    def __init__(self, pools: list[Pool], hidden: list[SliceView] | None = None) -> None:
         self.pools = pools
-        self._index = index
-        #: the pools of which the node sees devices (their problems are among ``pools``)
-        self._touched = touched
         self._problems: list[Pool] | None = None
+        #: slices using compatibility groups that reach the node but that pool gathering
+        #: skips with DRADeviceCompatibilityGroups off (for explain: why a device is missing)
+        self.hidden = hidden or []
 
     @property
     def problems(self) -> list[Pool]:
         if self._problems is None:
-            problems = [p for p in self.pools if p.incomplete or p.invalid]
-            problems += [p for p in self._index.counter_only_problems() if p.id not in self._touched]
-            problems.sort(key=pool_order)
-            self._problems = problems
+            self._problems = [p for p in self.pools if p.incomplete or p.invalid]
         return self._problems
 
 
 def _may_reach(sv: SliceView, node: Mapping[str, Any]) -> bool:
-    """Whether a device slice without nodeName offers devices to the node."""
+    """Whether a slice without nodeName is relevant for the node."""
     if sv.all_nodes or sv.node_selector is not None:
         return node_matches(node, "", sv.all_nodes, sv.node_selector)
     if sv.per_device_node_selection:
@@ -75,40 +73,19 @@ class SliceIndex:
         self.slices = views
         self.partitionable = partitionable
         self.compat_groups = compat_groups
-        #: device slices naming a node, by node; other device slices may reach any node;
-        #: slices with shared counters reach every node (upstream includes them always)
+        #: slices naming a node, by node; other slices may reach any node (slices with
+        #: shared counters follow node selection like any other, as upstream GatherPools has them)
         self.by_node: dict[str, list[SliceView]] = {}
         self.anywhere: list[SliceView] = []
-        self.counter_slices: dict[tuple[str, str], list[SliceView]] = {}
         self.by_pool: dict[tuple[str, str], list[SliceView]] = {}
         for sv in views:
             self.by_pool.setdefault(sv.pool_id, []).append(sv)
-            if sv.shared_counter_names:
-                self.counter_slices.setdefault(sv.pool_id, []).append(sv)
-            elif sv.node_name:
+            if sv.node_name:
                 self.by_node.setdefault(sv.node_name, []).append(sv)
             else:
                 self.anywhere.append(sv)
-        self._counter_problems: list[Pool] | None = None
         #: node name -> (labels, pools) for each label set seen with that name
         self._pools: dict[str, list[tuple[dict[str, Any], NodePools]]] = {}
-
-    def counter_only_problems(self) -> list[Pool]:
-        """Incomplete or invalid pools as a node sees them when none of their device slices reach it.
-
-        Upstream gathers every slice with shared counters for every node; such a pool
-        offers no devices to the node but can still be incomplete or invalid, which
-        matters for "all devices" requests and for the invalid-pool error. This view
-        does not depend on the node, so it is computed once.
-        """
-        if self._counter_problems is None:
-            if not self.partitionable or not self.counter_slices:
-                self._counter_problems = []
-            else:
-                candidates = sorted((sv for group in self.counter_slices.values() for sv in group), key=_STATE_ORDER)
-                pools = gather_pools(candidates, self.by_pool, {}, partitionable=True, compat_groups=self.compat_groups)
-                self._counter_problems = [p for p in pools if p.incomplete or p.invalid]
-        return self._counter_problems
 
     def pools_for(self, node: Mapping[str, Any], name: str | None = None) -> NodePools:
         """The pools ``node`` (named ``name``, when the caller knows it) sees (see NodePools).
@@ -135,14 +112,14 @@ class SliceIndex:
         reaching = list(self.by_node.get(name, ()))
         if self.anywhere:
             reaching += [sv for sv in self.anywhere if _may_reach(sv, node)]
-        touched = {sv.pool_id for sv in reaching}
-        if self.partitionable:
-            for pool_id in touched:
-                reaching += self.counter_slices.get(pool_id, ())
-        reaching.sort(key=_STATE_ORDER)
+            reaching.sort(key=_STATE_ORDER)
         pools = gather_pools(reaching, self.by_pool, node, partitionable=self.partitionable,
                              compat_groups=self.compat_groups)
-        return NodePools(pools, self, touched)
+        hidden = [] if self.compat_groups else [
+            sv for sv in reaching if sv.has_compat_groups and slice_reaches(sv, node)
+            and gate_hiding_slice(sv, self.partitionable, False) == Gate.DEVICE_COMPATIBILITY_GROUPS]
+        # a complete, valid pool of which the node sees only shared counters offers nothing
+        return NodePools([p for p in pools if p.devices or p.incomplete or p.invalid], hidden)
 
 
 def _cel_content(driver: str, device: DeviceView) -> bytes | None:

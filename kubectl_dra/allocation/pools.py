@@ -2,10 +2,14 @@
 
 A pool is all slices of one (driver, pool name) with the newest generation. The node
 sees the slices that target it (nodeName, allNodes, nodeSelector, or per-device node
-selection) plus every slice that defines shared counters. A pool is *incomplete*
-while fewer slices than ``resourceSliceCount`` exist, *invalid* when its slices
-contradict each other (duplicate device names, duplicate counter sets, counters that
-do not exist); neither is allocated from.
+selection), slices with shared counters included. When it sees fewer slices of a pool
+than ``resourceSliceCount``, every slice of the pool is consulted: a newer generation
+makes the pool obsolete (ignored), too few slices make it *incomplete*; otherwise the
+slices that do not target the node still count (their shared counters, their devices'
+consumption). With a feature gate off, some slices are skipped as if absent (see
+:func:`~kubectl_dra.allocation.gated.slice_unseen`). A pool is *invalid* when its slices contradict each other (duplicate device
+names, duplicate counter sets, counters that do not exist). Neither an incomplete nor an
+invalid pool is allocated from.
 """
 
 from __future__ import annotations
@@ -15,20 +19,9 @@ from dataclasses import replace
 from operator import attrgetter
 from typing import Any, Iterable, Mapping
 
-from ..gates import Gate
 from ..model.devices import DeviceView, Quantity, SliceView
 from ..model.nodes import node_matches
 from .gated import slice_unseen
-
-
-#: gate -> the pool feature that, with the gate off, makes the scheduler treat a pool as incomplete
-GATED_POOL_FEATURES = {Gate.DEVICE_COMPATIBILITY_GROUPS.value: "device compatibility groups"}
-
-
-def gated_incomplete_note(gate: str) -> str:
-    """Why a pool counts as incomplete while ``gate`` is off (``Pool.incomplete_gate``), in the
-    words the allocator's trace, usage and explain share: ``uses device compatibility groups, …``."""
-    return f"uses {GATED_POOL_FEATURES[gate]}, which the scheduler cannot honour with {gate} off: treated as incomplete"
 
 
 #: a pool's device slices are searched in name order
@@ -42,8 +35,6 @@ class Pool:
     driver: str
     name: str
     incomplete: bool = False
-    #: the disabled feature gate that makes the pool count as incomplete, when that is the cause
-    incomplete_gate: str = ""
     invalid: bool = False
     invalid_reason: str = ""
     slices: list[SliceView] = field(default_factory=list, repr=False)
@@ -84,8 +75,9 @@ def pool_order(pool: Pool) -> tuple[bool, str, str]:
     return (pool.has_binding_conditions, pool.driver, pool.name)
 
 
-def _slice_reaches(sv: SliceView, node: Mapping[str, Any]) -> bool:
-    """Whether a slice (without shared counters) offers devices to the node."""
+def slice_reaches(sv: SliceView, node: Mapping[str, Any]) -> bool:
+    """Whether a slice is relevant for the node (upstream GatherPools' node selection, which
+    slices with shared counters follow too)."""
     if sv.node_name or sv.all_nodes or sv.node_selector is not None:
         return node_matches(node, sv.node_name, sv.all_nodes, sv.node_selector)
     if sv.per_device_node_selection:
@@ -159,17 +151,16 @@ def gather_pools(candidates: Iterable[SliceView], all_slices_of_pool: Mapping[tu
     """The pools reachable from ``node``, in search order.
 
     ``candidates`` are the slices that may reach the node, in state order;
-    ``all_slices_of_pool`` every slice per pool (for the incomplete/obsolete check).
-    Order: pools without binding conditions first, each group by pool name then driver.
+    ``all_slices_of_pool`` every slice per pool (for the incomplete/obsolete check, upstream
+    checkSlicesInPool). Order: pools without binding conditions first, each group by pool
+    name then driver.
     """
     pools: dict[tuple[str, str], list[SliceView]] = {}
     later: list[SliceView] = []
     for sv in candidates:
-        if slice_unseen(sv, partitionable):
+        if slice_unseen(sv, partitionable, compat_groups):
             continue
-        if sv.shared_counter_names:
-            _add(pools, sv)
-        elif _slice_reaches(sv, node):
+        if slice_reaches(sv, node):
             if sv.has_binding_conditions:
                 later.append(sv)
             else:
@@ -182,8 +173,11 @@ def gather_pools(candidates: Iterable[SliceView], all_slices_of_pool: Mapping[tu
         pool = Pool(driver=pool_id[0], name=pool_id[1])
         expected = slices[0].slice_count
         other: list[SliceView] = []
+        other_counters: list[SliceView] = []
         if len(slices) != expected:
             everything = all_slices_of_pool.get(pool_id, [])
+            if not compat_groups:  # ignored entirely: not even counted here
+                everything = [s for s in everything if not s.has_compat_groups]
             generation = slices[0].generation
             if any(s.generation > generation for s in everything):
                 continue  # obsolete: the driver is replacing this generation
@@ -192,17 +186,13 @@ def gather_pools(candidates: Iterable[SliceView], all_slices_of_pool: Mapping[tu
                 pool.incomplete = True
                 result.append(pool)
                 continue
-            names = {s.name for s in slices}
-            other = [s for s in same if s.name not in names and not s.shared_counter_names] if partitionable else []
-        if not compat_groups and any(s.has_compat_groups for s in slices):
-            # A scheduler without the feature cannot honour the groups: treat as being updated.
-            pool.incomplete = True
-            pool.incomplete_gate = Gate.DEVICE_COMPATIBILITY_GROUPS.value
-            result.append(pool)
-            continue
+            if partitionable:  # upstream buildPool: the slices that do not target the node
+                names = {s.name for s in slices}
+                other = [s for s in same if s.name not in names and not s.shared_counter_names]
+                other_counters = [s for s in same if s.name not in names and s.shared_counter_names]
         if partitionable:
             device_slices = [s for s in slices if not s.shared_counter_names]
-            counter_slices = [s for s in slices if s.shared_counter_names]
+            counter_slices = sorted((s for s in slices if s.shared_counter_names), key=_BY_NAME) + other_counters
         else:
             device_slices, counter_slices = list(slices), []
         result.append(_validate(pool, device_slices, counter_slices, other, partitionable))
@@ -215,10 +205,11 @@ def whole_pool(slices: list[SliceView], *, partitionable: bool, compat_groups: b
     nodes): :func:`gather_pools` for a node that every slice of the pool reaches, so the
     incomplete / obsolete / invalid rules are the allocator's own. ``slices`` are all slices
     of one pool, in state order; None when the allocator sees none of them (with
-    DRAPartitionableDevices off, a pool of counter or per-device-selection slices only)."""
+    DRAPartitionableDevices off, a pool of counter or per-device-selection slices only; with
+    DRADeviceCompatibilityGroups off, one of slices using compatibility groups only)."""
     # the node the first named slice targets; slices that miss it are re-aimed at all nodes
     probe = {"metadata": {"name": next((sv.node_name for sv in slices if sv.node_name), "")}}
-    everywhere = [sv if sv.shared_counter_names or _slice_reaches(sv, probe)
+    everywhere = [sv if slice_reaches(sv, probe)
                   else replace(sv, node_name="", all_nodes=True, node_selector=None) for sv in slices]
     by_pool = {sv.pool_id: everywhere for sv in everywhere[:1]}
     pools = gather_pools(everywhere, by_pool, probe, partitionable=partitionable, compat_groups=compat_groups)

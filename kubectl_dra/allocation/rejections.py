@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING, Any, Mapping
 from ..gates import Gate
 from ..model.attributes import AttrValue
 from .constraints import Constraint, MatchAttribute, describe_value
-from .pools import Pool, gated_incomplete_note
+from .pools import Pool
 from .trace import Rejection, RejectionCode as RC
 
 if TYPE_CHECKING:
+    from ..model.devices import SliceView
     from .capacity import CapacityShortfall
 
 
@@ -138,12 +139,16 @@ def constraint_mismatch(constraint: Constraint, value: AttrValue | None) -> Reje
                                                        "constraint": constraint.kind})
 
 
+def slice_hidden_by_gate(sv: "SliceView") -> Rejection:
+    """A slice that pool gathering skips because it uses compatibility groups while
+    DRADeviceCompatibilityGroups is off (the pool is what its other slices make of it)."""
+    gate = Gate.DEVICE_COMPATIBILITY_GROUPS.value
+    return Rejection(RC.GATE_DISABLED, f"slice {sv.name} uses device compatibility groups, so the allocator ignores it "
+                     f"with {gate} off", {"gate": gate, "slice": sv.name})
+
+
 def pool_skipped(pool: Pool) -> Rejection:
-    """Why a pool is not searched at all: incomplete (being updated, or using a feature whose
-    gate is off) or invalid."""
-    if pool.incomplete_gate:
-        return Rejection(RC.POOL_INCOMPLETE, f"resource pool {pool.uid} {gated_incomplete_note(pool.incomplete_gate)}",
-                         {"gate": pool.incomplete_gate})
+    """Why a pool is not searched at all: incomplete (being updated) or invalid."""
     if pool.incomplete:
         return Rejection(RC.POOL_INCOMPLETE, f"resource pool {pool.uid} is incomplete (being updated)", {})
     return Rejection(RC.POOL_INVALID, f"resource pool {pool.uid} is invalid: {pool.invalid_reason}",

@@ -107,11 +107,10 @@ def usage(by: str, sort: str, nodes: tuple[str, ...], all_namespaces: bool, name
 
     Counts are what the slices publish. Under the feature gates (--feature-gates,
     --kubernetes-version; default: the newest release's) each pool also gets the
-    allocator's verdict: POOL-STATUS (-o wide) is incomplete when slices are missing or
-    when the pool uses compatibility groups with DRADeviceCompatibilityGroups off, invalid
-    for duplicate names or unknown counters; NOTES names devices the allocator refuses
-    because a gate is off (counters, per-device node selection, binding conditions,
-    skipNodeOperations). A warning on stderr names such pools; -o json|yaml gives each row
+    allocator's verdict: POOL-STATUS (-o wide) is incomplete when slices are missing,
+    invalid for duplicate names or unknown counters; NOTES names devices the allocator does
+    not use because a gate is off (counters, per-device node selection, compatibility
+    groups, binding conditions, skipNodeOperations). A warning on stderr names such pools; -o json|yaml gives each row
     "status" and "notes" and the document "featureGates".
     """
     # A DraError becomes one `error:` line and its exit code in the command group (cli/main.py).
