@@ -129,3 +129,73 @@ def test_cost_row(row: dict[str, Any]) -> None:
         pytest.skip(reason)
     got = estimate(checked)
     assert [got.lo, got.hi] == row["cost"], f"estimated {got.lo}..{got.hi}, upstream {row['cost']}"
+
+
+# --------------------------------------------------------------------------- optional results
+
+FORMAT_ROWS: list[dict[str, Any]] = yaml.safe_load((DATA / "apiserver_format.yaml").read_text())
+
+
+def _optional_rows() -> list[Any]:
+    return [pytest.param(row, id=row["name"]) for row in FORMAT_ROWS
+            if isinstance(row.get("value"), dict) and "optional" in row["value"]]
+
+
+@pytest.mark.parametrize("row", _optional_rows())
+def test_format_validate_is_a_real_optional(row: dict[str, Any]) -> None:
+    """upstream's format.<name>().validate(s) is an optional_type(list(string)): it compares
+    with optional.none(), and hasValue()/orValue()/value() work on it as on any optional."""
+    expected = row["value"]["optional"]
+    expression = row["expression"]
+    assert compile_expression(f"({expression}) == optional.none()", result="any").evaluate(NO_DEVICE) \
+        is (expected is None)
+    assert compile_expression(f"({expression}).hasValue()", result="any").evaluate(NO_DEVICE) is (expected is not None)
+    assert compile_expression(f"({expression}).orValue([])", result="any").evaluate(NO_DEVICE) == (expected or [])
+    assert check_expression(f"({expression}).optMap(m, size(m)) == optional.none()", result="bool").reason \
+        != "Invalid"
+
+
+def test_format_named_is_a_real_optional() -> None:
+    """format.named(n) is an optional_type(kubernetes.NamedFormat)."""
+    for expression in ('format.named("uuid") == optional.of(format.uuid())',
+                       'format.named("unknown") == optional.none()',
+                       'format.named("uuid").orValue(format.byte()) == format.uuid()'):
+        assert compile_expression(expression).matches(NO_DEVICE), expression
+
+
+# --------------------------------------------------------------------------- lists of durations/timestamps
+
+@pytest.mark.parametrize("expression", [
+    # the Kubernetes lists library's sum/min/max on durations and timestamps
+    '[duration("1s"), duration("2s")].sum() == duration("3s")',
+    '[duration("1ns"), duration("2ns")].sum() == duration("3ns")',  # exact, not in microseconds
+    '[duration("3s"), duration("1ms"), duration("2s")].min() == duration("1ms")',
+    '[duration("3s"), duration("1ms"), duration("2s")].max() == duration("3s")',
+    '[timestamp(5), timestamp(1), timestamp(3)].min() == timestamp(1)',
+    '[timestamp(5), timestamp(1), timestamp(3)].max() == timestamp(5)',
+    '[duration("1s")].filter(d, d > duration("1s")).sum() == duration("0s")',
+    '[[duration("1s")].sum(), [duration("2s"), duration("4s")].max()].sum() == duration("5s")',
+])
+def test_lists_of_durations_and_timestamps(expression: str) -> None:
+    assert compile_expression(expression).matches(NO_DEVICE)
+
+
+@pytest.mark.parametrize("expression", ['[duration("1s")].filter(d, false).min()',
+                                        '[timestamp(1)].filter(t, false).max()'])
+def test_min_max_of_an_empty_list_of_durations_or_timestamps_is_an_error(expression: str) -> None:
+    with pytest.raises(CELRuntimeError, match="called on empty list"):
+        compile_expression(expression, result="any").evaluate(NO_DEVICE)
+
+
+# --------------------------------------------------------------------------- zero values
+
+@pytest.mark.parametrize("expression,present", [
+    # cel-go's zero timestamp is Go's zero time (year 1), not the Unix epoch
+    ("optional.ofNonZeroValue(timestamp(0)).hasValue()", True),
+    ("optional.ofNonZeroValue(timestamp(0)) == optional.none()", False),
+    ("optional.ofNonZeroValue(timestamp('0001-01-01T00:00:00Z')).hasValue()", False),
+    ("optional.ofNonZeroValue(timestamp(5)).value() == timestamp(5)", True),
+    ("optional.ofNonZeroValue(duration('0s')).hasValue()", False),
+])
+def test_of_non_zero_value_of_timestamps_is_cel_gos(expression: str, present: bool) -> None:
+    assert compile_expression(expression, result="any").evaluate(NO_DEVICE) is present

@@ -28,12 +28,9 @@ IP_TYPE = "net.IP"
 CIDR_TYPE = "net.CIDR"
 URL_TYPE = "kubernetes.URL"
 FORMAT_TYPE = "kubernetes.NamedFormat"
-#: check-time stand-ins for optional_type(kubernetes.NamedFormat) / optional_type(list(string)):
-#: the Python binding cannot declare optional result types (values are real optionals)
-OPTIONAL_FORMAT_TYPE = "kubernetes.dra.OptionalNamedFormat"
-OPTIONAL_STRINGS_TYPE = "kubernetes.dra.OptionalStringList"
-OPTIONAL_STANDINS = {OPTIONAL_FORMAT_TYPE: "optional_type(kubernetes.NamedFormat)",
-                     OPTIONAL_STRINGS_TYPE: "optional_type(list(string))"}
+#: how string.format() receives a duration argument: its text from the engine's string()
+#: (exact to the nanosecond; the binding would hand the formatter a timedelta in microseconds)
+DURATION_TEXT_TYPE = "kubernetes.DurationText"
 #: the device type without ``allowMultipleAllocations`` (DRAConsumableCapacity off)
 DEVICE_TYPE_NO_MULTI = "kubernetes.DRADeviceV131"
 
@@ -96,22 +93,16 @@ def _build_net_file() -> descriptor_pb2.FileDescriptorProto:
 
 
 def _build_k8s_extra_file() -> descriptor_pb2.FileDescriptorProto:
-    """Describe kubernetes.URL (text = Go's URL.String()) and kubernetes.NamedFormat (name)."""
+    """Describe kubernetes.URL (text = Go's URL.String()), kubernetes.NamedFormat (name) and
+    kubernetes.DurationText (a duration's exact text, see DURATION_TEXT_TYPE)."""
     fdp = descriptor_pb2.FileDescriptorProto(
         name="kubectl_dra/cel/kubernetes_extra_types.proto", package=PACKAGE, syntax="proto3")
     url = fdp.message_type.add(name="URL")
     url.field.add(name="t", number=1, type=_STRING, label=_OPTIONAL)
     named = fdp.message_type.add(name="NamedFormat")
     named.field.add(name="n", number=1, type=_STRING, label=_OPTIONAL)
-    return fdp
-
-
-def _build_standin_file() -> descriptor_pb2.FileDescriptorProto:
-    """Describe the check-time stand-ins for optional results (no fields)."""
-    fdp = descriptor_pb2.FileDescriptorProto(
-        name="kubectl_dra/cel/standin_types.proto", package="kubernetes.dra", syntax="proto3")
-    for name in (OPTIONAL_FORMAT_TYPE, OPTIONAL_STRINGS_TYPE):
-        fdp.message_type.add(name=name.rsplit(".", 1)[1])
+    exact = fdp.message_type.add(name="DurationText")
+    exact.field.add(name="t", number=1, type=_STRING, label=_OPTIONAL)
     return fdp
 
 
@@ -119,8 +110,7 @@ def _register() -> descriptor_pool.DescriptorPool:
     """Add our files to the default pool once (idempotent across reloads)."""
     pool = descriptor_pool.Default()
     for type_name, build in ((QUANTITY_TYPE, _build_file), (IP_TYPE, _build_net_file),
-                             (URL_TYPE, _build_k8s_extra_file),
-                             (OPTIONAL_FORMAT_TYPE, _build_standin_file)):
+                             (URL_TYPE, _build_k8s_extra_file)):
         try:
             pool.FindMessageTypeByName(type_name)
         except KeyError:

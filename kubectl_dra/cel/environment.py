@@ -36,7 +36,7 @@ extensions:
 """
 # The check environment declares these standard functions itself (library_ext.check_decls).
 _CHECK_YAML = _EXTENSIONS_YAML + "stdlib:\n  exclude_functions:\n" + "".join(
-    f'    - name: "{name}"\n' for name in library_ext.REPLACED_STDLIB)
+    f'    - name: "{name}"\n' for name in library_ext.REPLACED_STDLIB) + library_ext.OPTIONAL_RESULT_FUNCTIONS_YAML
 # The runtime environment only loads expanded expressions: no macros needed, and
 # cel.@mapInsert comes from library_ext (the extension's own one has no implementation).
 _RUNTIME_YAML = _EXTENSIONS_YAML.replace("  - name: two-var-comprehensions\n", "")

@@ -14,6 +14,7 @@ import math
 from decimal import Decimal
 from typing import Any, Callable
 
+from kubectl_dra.cel._types import DURATION_TEXT_TYPE
 from kubectl_dra.cel.library import LibraryError
 from kubectl_dra.cel.netaddr import go_quote
 
@@ -42,7 +43,7 @@ def type_name(value: Any) -> str:
         return "map"
     if isinstance(value, _dt.datetime):
         return "google.protobuf.Timestamp"
-    if isinstance(value, _dt.timedelta):
+    if isinstance(value, _dt.timedelta) or _is_duration_text(value):
         return "google.protobuf.Duration"
     descriptor = getattr(value, "DESCRIPTOR", None)
     if descriptor is not None:
@@ -112,7 +113,7 @@ def _go_string(value: Any) -> str:
         return bytes(value).decode("utf-8", "replace")
     if isinstance(value, _dt.datetime):
         return _timestamp_text(value)
-    if isinstance(value, _dt.timedelta):
+    if isinstance(value, _dt.timedelta) or _is_duration_text(value):
         return _duration_text(value)
     if isinstance(value, (int, str)):
         return str(value)
@@ -131,9 +132,18 @@ def _timestamp_text(value: _dt.datetime) -> str:
     return text + "Z"
 
 
-def _duration_text(value: _dt.timedelta) -> str:
+def _is_duration_text(value: Any) -> bool:
+    """A duration argument as the rewriter hands it over (kubernetes.DurationText)."""
+    descriptor = getattr(value, "DESCRIPTOR", None)
+    return descriptor is not None and descriptor.full_name == DURATION_TEXT_TYPE
+
+
+def _duration_text(value: Any) -> str:
     """cel-go's duration string: seconds with the shortest decimals, then ``s``."""
-    seconds = Decimal(value.days * 86400 + value.seconds) + Decimal(value.microseconds) / 10**6
+    if _is_duration_text(value):  # the engine's exact text, e.g. "3723.500s"
+        seconds = Decimal(value.t.removesuffix("s"))
+    else:
+        seconds = Decimal(value.days * 86400 + value.seconds) + Decimal(value.microseconds) / 10**6
     text = format(seconds.normalize(), "f")
     return text + "s"
 
@@ -159,7 +169,7 @@ def _member(value: Any) -> str:
         text = _fixed(value, _DEFAULT_PRECISION)
     elif isinstance(value, _dt.datetime):
         text = f"timestamp({go_quote(_timestamp_text(value))})"
-    elif isinstance(value, _dt.timedelta):
+    elif isinstance(value, _dt.timedelta) or _is_duration_text(value):
         text = f"duration({go_quote(_duration_text(value))})"
     elif isinstance(value, list):
         text = _list(value)

@@ -416,6 +416,17 @@ def _list_decls() -> list[Any]:
     # those names and a second declaration is rejected ("declared multiple times").
 
 
+def time_list_kind(function: str, overload_ids: list[str]) -> str | None:
+    """"duration" or "timestamp" when a sum()/min()/max() call resolved to a list of that kind
+    only, else None. The list library's one Python callback per function is declared with a
+    dyn result, which cannot carry the engine's duration or timestamp values (and the binding
+    hands durations to Python in microseconds): the rewriter folds such lists in CEL instead."""
+    for kind in ("duration", "timestamp"):
+        if overload_ids == [f"list_{kind}_{function}_{kind}"]:
+            return kind
+    return None
+
+
 def _fail(message: str) -> Any:
     """Runtime-only helper used by rewrites: always an evaluation error."""
     raise LibraryError(message)

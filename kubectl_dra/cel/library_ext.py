@@ -33,8 +33,6 @@ URLT = T(_types.URL_TYPE)
 FMTT = T(_types.FORMAT_TYPE)
 QT = T(_types.QUANTITY_TYPE)
 ST = T(_types.SEMVER_TYPE)
-OPT_FORMAT = T(_types.OPTIONAL_FORMAT_TYPE)
-OPT_STRINGS = T(_types.OPTIONAL_STRINGS_TYPE)
 #: the type parameter of upstream's ``list(A).indexOf(A)`` (cel-cpp spells parameters ``~A``)
 TYPE_PARAM_A = T("~A")
 LIST_OF_A = T.List(TYPE_PARAM_A)
@@ -361,10 +359,6 @@ def check_decls() -> list[Any]:
     decls.append(cel.FunctionDecl("string", [
         *(_ov(f"{tn}_to_string", T.STRING, [t]) for tn, t in _STRING_SOURCES),
         _ov("ip_to_string", T.STRING, [IPT]), _ov("cidr_to_string", T.STRING, [CIDRT])]))
-    decls.append(cel.FunctionDecl("validate", [
-        _ov("format-validate", OPT_STRINGS, [FMTT, T.STRING], True)]))
-    decls.append(cel.FunctionDecl("format.named", [
-        _ov("format-named", OPT_FORMAT, [T.STRING])]))
     for const in FORMATS:
         decls.append(cel.FunctionDecl(f"format.{const}", [_ov(f"format.{const}", FMTT, [])]))
     return decls
@@ -375,16 +369,39 @@ def check_extension() -> Any:
     def overloads(kind: str) -> list[Any]:
         return [_ov(f"list_a_{kind}_int", T.INT, [LIST_OF_A, TYPE_PARAM_A], True)]
 
-    def optional_methods(name: str, opt: Any, inner: Any) -> list[Any]:
-        return [cel.FunctionDecl("hasValue", [_ov(f"{name}_has_value", T.BOOL, [opt], True)]),
-                cel.FunctionDecl("value", [_ov(f"{name}_value", inner, [opt], True)]),
-                cel.FunctionDecl("orValue", [_ov(f"{name}_or_value", inner, [opt, inner], True)])]
-
     return cel.CelExtension("kubernetes.lists.index", [
         cel.FunctionDecl("indexOf", overloads("index_of")),
-        cel.FunctionDecl("lastIndexOf", overloads("last_index_of")),
-        *optional_methods("dra_optional_format", OPT_FORMAT, FMTT),
-        *optional_methods("dra_optional_strings", OPT_STRINGS, T.List(T.STRING))])
+        cel.FunctionDecl("lastIndexOf", overloads("last_index_of"))])
+
+
+#: the format library's functions with optional results, declared in the check environment's
+#: YAML configuration: the Python binding cannot spell optional_type(...) in a FunctionDecl,
+#: the configuration can, and so the results are real optionals to the checker (``==
+#: optional.none()``, ``hasValue()``, ``orValue()``, ``optMap()`` type-check as upstream's)
+OPTIONAL_RESULT_FUNCTIONS_YAML = f"""functions:
+  - name: validate
+    overloads:
+      - id: format-validate
+        target:
+          type_name: {_types.FORMAT_TYPE}
+        args:
+          - type_name: string
+        return:
+          type_name: optional_type
+          params:
+            - type_name: list
+              params:
+                - type_name: string
+  - name: format.named
+    overloads:
+      - id: format-named
+        args:
+          - type_name: string
+        return:
+          type_name: optional_type
+          params:
+            - type_name: {_types.FORMAT_TYPE}
+"""
 
 
 _RUNTIME_KINDS = (T.INT, T.UINT, T.DOUBLE, T.BOOL, T.STRING, T.BYTES, T.DURATION, T.TIMESTAMP,

@@ -102,11 +102,6 @@ def runtime_error_text(raw: str) -> str:
     return text
 
 
-#: check-time stand-ins for optional results, printed as the optional types they stand for
-_OPTIONAL_STANDINS = {
-    "kubernetes.dra.OptionalNamedFormat": "optional_type(kubernetes.NamedFormat)",
-    "kubernetes.dra.OptionalStringList": "optional_type(list(string))",
-}
 _PRIMITIVES = {1: "bool", 2: "int", 3: "uint", 4: "double", 5: "string", 6: "bytes"}
 _WELL_KNOWN = {1: "any", 2: "google.protobuf.Timestamp", 3: "google.protobuf.Duration"}
 
@@ -125,7 +120,7 @@ def type_text(t: Any) -> str:
             return "map(string, dyn)"
         if t.message_type == "google.protobuf.Value":
             return "dyn"
-        return _OPTIONAL_STANDINS.get(t.message_type, t.message_type)
+        return str(t.message_type)
     if kind == "well_known":
         return _WELL_KNOWN.get(t.well_known, "unknown")
     if kind == "null":

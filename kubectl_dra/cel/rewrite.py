@@ -32,7 +32,13 @@ from kubectl_dra.cel.library import (
     FAIL_FUNCTION,
     parse_quantity_msg,
     parse_semver_msg,
+    time_list_kind,
 )
+
+#: cel.expr.Type.WellKnownType TIMESTAMP and DURATION
+_WELL_KNOWN_TIMESTAMP, _WELL_KNOWN_DURATION = 2, 3
+#: the zero value of a CEL timestamp in cel-go (Go's zero time.Time; cel-cpp uses the epoch)
+GO_ZERO_TIME = "0001-01-01T00:00:00Z"
 
 INCLUDES_MAX_ITEMS = limits.INCLUDES_MAX_ITEMS
 INCLUDES_TOO_LONG = (
@@ -162,6 +168,37 @@ class Rewriter:
         c.loop_step.CopyFrom(self.ident(var))
         c.result.CopyFrom(body)
         return node
+
+    def fold(self, items: Any, init: Any, step: Any, var: str, accu: str) -> Any:
+        """A comprehension over ``items`` whose accumulator ``accu`` starts at ``init`` and
+        becomes ``step`` (over ``var`` and ``accu``) for every item; its result is ``accu``."""
+        node = self._new()
+        c = node.comprehension_expr
+        c.iter_var = var
+        c.iter_range.CopyFrom(items)
+        c.accu_var = accu
+        c.accu_init.CopyFrom(init)
+        c.loop_condition.CopyFrom(self.const(True))
+        c.loop_step.CopyFrom(step)
+        c.result.CopyFrom(self.ident(accu))
+        return node
+
+    def _fold_time_list(self, function: str, target: Any) -> Any:
+        """sum()/min()/max() of a list of durations or timestamps as a fold in CEL (exact to
+        the nanosecond, as upstream's): sum from a zero duration, min/max keeping the first
+        extreme element and failing on an empty list with the list library's error."""
+        items, x, acc = (f"@dra_{name}{self._next_id}" for name in ("l", "x", "a"))
+        if function == "sum":
+            return self.bind(items, target, self.fold(
+                self.ident(items), self.call("duration", self.const("0s")),
+                self.call("_+_", self.ident(acc), self.ident(x)), x, acc))
+        better = "_<_" if function == "min" else "_>_"
+        first = self.call("_[_]", self.ident(items), self.const(0))
+        pick = self.cond(self.call(better, self.ident(x), self.ident(acc)), self.ident(x), self.ident(acc))
+        return self.bind(items, target, self.cond(
+            self.call("_==_", self.call("size", self.ident(items)), self.const(0)),
+            self.call(FAIL_FUNCTION, self.const(f"{function} called on empty list")),
+            self.fold(self.ident(items), first, pick, x, acc)))
 
     def cond(self, test: Any, yes: Any, no: Any) -> Any:
         return self.call("_?_:_", test, yes, no)
@@ -359,7 +396,19 @@ class Rewriter:
             return self.call(library_ext.ADD_STRING_FUNCTION, *args)
         if function == "_+_" and target is None and ids and set(ids) <= library_ext.ADD_LIST_OVERLOADS:
             return self.call(library_ext.ADD_LIST_FUNCTION, *args)
+        if function == "optional.ofNonZeroValue" and target is None and len(args) == 1 \
+                and self._is_timestamp(node.call_expr.args[0]):
+            # cel-go's zero timestamp is Go's zero time, 0001-01-01T00:00:00Z (cel-cpp: the epoch)
+            held = f"@dra_t{self._next_id}"
+            return self.bind(held, args[0], self.cond(
+                self.call("_==_", self.ident(held), self.call("timestamp", self.const(GO_ZERO_TIME))),
+                self.call("optional.none"), self.call("optional.of", self.ident(held))))
+        if function in ("sum", "min", "max") and target is not None and not args \
+                and time_list_kind(function, ids) is not None:
+            return self._fold_time_list(function, target)
         if function == "format" and target is not None and ids == ["string_format"]:
+            if len(args) == 1:
+                self._exact_durations(node.call_expr.args[0], args[0])
             return self.call(library_ext.STRING_FORMAT_FUNCTION, target, *args)
         if function == "string" and ids and set(ids) <= library_ext.OWN_STRING_OVERLOADS:
             return self.call(library_ext.STRING_FUNCTION, *args)
@@ -384,6 +433,33 @@ class Rewriter:
                                        self.call("optional.none"),
                                        self.call("optional.of", self.ident(found))))
         return None
+
+    def _exact_durations(self, checked: Any, rewritten: Any) -> None:
+        """In a list literal of string.format() arguments (and list literals in it), hand each
+        duration over as its exact text (kubernetes.DurationText): the binding would pass it
+        as a timedelta, in microseconds, and duration("2ns") would print as 0s."""
+        if checked.WhichOneof("expr_kind") != "list_expr" or rewritten.WhichOneof("expr_kind") != "list_expr":
+            return
+        for original, element in zip(checked.list_expr.elements, rewritten.list_expr.elements):
+            if self._is_kind(original, _WELL_KNOWN_DURATION):
+                text = self._new()
+                text.struct_expr.message_name = _types.DURATION_TEXT_TYPE
+                entry = text.struct_expr.entries.add(id=self._next_id, field_key="t")
+                self._next_id += 1
+                entry.value.CopyFrom(self.call("string", element))
+                element.CopyFrom(text)
+            else:
+                self._exact_durations(original, element)
+
+    def _is_kind(self, node: Any, well_known: int) -> bool:
+        """Whether the checker typed ``node`` as that well-known type."""
+        t = self.checked.type_map.get(node.id)
+        return t is not None and t.WhichOneof("type_kind") == "well_known" and t.well_known == well_known
+
+    def _is_timestamp(self, node: Any) -> bool:
+        """Whether the checker typed ``node`` as a timestamp."""
+        t = self.checked.type_map.get(node.id)
+        return t is not None and t.WhichOneof("type_kind") == "well_known" and t.well_known == _WELL_KNOWN_TIMESTAMP
 
     def _comparison_kind(self, node: Any) -> str | None:
         """'quantity' / 'semver' when a comparison call resolved to that library."""
