@@ -175,6 +175,10 @@ def test_format_named_is_a_real_optional() -> None:
     '[timestamp(5), timestamp(1), timestamp(3)].max() == timestamp(5)',
     '[duration("1s")].filter(d, d > duration("1s")).sum() == duration("0s")',
     '[[duration("1s")].sum(), [duration("2s"), duration("4s")].max()].sum() == duration("5s")',
+    # lists joined with + keep what they hold (the growth bound checks only their length)
+    '([duration("1ns")] + [duration("2ns")]).sum() == duration("3ns")',
+    '[timestamp(1)] + [timestamp(2)] == [timestamp(1), timestamp(2)]',
+    '[optional.of(1)] + [optional.none()] == [optional.of(1), optional.none()]',
 ])
 def test_lists_of_durations_and_timestamps(expression: str) -> None:
     assert compile_expression(expression).matches(NO_DEVICE)

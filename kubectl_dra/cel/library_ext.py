@@ -51,7 +51,7 @@ ADD_STRING_FUNCTION = "__dra_add_string"
 #: overload ids of string-growing calls the rewriter routes through the size-checked helpers
 REPLACE_OVERLOADS = frozenset({"string_replace_string_string", "string_replace_string_string_int"})
 ADD_STRING_OVERLOADS = frozenset({"add_string"})
-ADD_LIST_FUNCTION = "__dra_add_list"
+LIST_GROWTH_FUNCTION = "__dra_list_growth_ok"
 ADD_LIST_OVERLOADS = frozenset({"add_list"})
 #: overload ids whose calls the rewriter renames to a runtime helper
 OWN_STRING_OVERLOADS = frozenset({"ip_to_string", "cidr_to_string"})
@@ -436,11 +436,13 @@ def _add_string(left: str, right: str) -> str:
     return left + right
 
 
-def _add_list(left: list[Any], right: list[Any]) -> list[Any]:
-    """List concatenation, its result's length checked first (as a string's: upstream prices
-    both by size)."""
-    _grown(len(left) + len(right), limits.MAX_LIST_LENGTH)
-    return list(left) + list(right)
+def _list_growth_ok(length: int) -> bool:
+    """Whether a list concatenation may build a list of ``length`` elements (an error past the
+    bound, as a string's: upstream prices both by size). Only the length is handed to Python:
+    the concatenation itself stays in the engine, whose values (durations and timestamps to
+    the nanosecond, optionals, type values) do not all survive a trip through Python."""
+    _grown(length, limits.MAX_LIST_LENGTH)
+    return True
 
 
 def runtime_decls() -> list[Any]:
@@ -470,8 +472,8 @@ def runtime_decls() -> list[Any]:
             _ov("dra_replace_int", T.STRING, [T.STRING, T.STRING, T.STRING, T.INT], impl=_replace)]),
         cel.FunctionDecl(ADD_STRING_FUNCTION, [
             _ov("dra_add_string", T.STRING, [T.STRING, T.STRING], impl=_add_string)]),
-        cel.FunctionDecl(ADD_LIST_FUNCTION, [
-            _ov("dra_add_list", T.List(T.DYN), [T.List(T.DYN), T.List(T.DYN)], impl=_add_list)]),
+        cel.FunctionDecl(LIST_GROWTH_FUNCTION, [
+            _ov("dra_list_growth_ok", T.BOOL, [T.INT], impl=_list_growth_ok)]),
     ]
 
 

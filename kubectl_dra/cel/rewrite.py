@@ -394,8 +394,15 @@ class Rewriter:
             return self.call(library_ext.REPLACE_FUNCTION, target, *args)
         if function == "_+_" and target is None and ids and set(ids) <= library_ext.ADD_STRING_OVERLOADS:
             return self.call(library_ext.ADD_STRING_FUNCTION, *args)
-        if function == "_+_" and target is None and ids and set(ids) <= library_ext.ADD_LIST_OVERLOADS:
-            return self.call(library_ext.ADD_LIST_FUNCTION, *args)
+        if function == "_+_" and target is None and ids and set(ids) <= library_ext.ADD_LIST_OVERLOADS \
+                and len(args) == 2:
+            # the length is checked in Python, the lists are joined by the engine
+            left, right = f"@dra_ll{self._next_id}", f"@dra_lr{self._next_id}"
+            return self.bind(left, args[0], self.bind(right, args[1], self.cond(
+                self.call(library_ext.LIST_GROWTH_FUNCTION, self.call(
+                    "_+_", self.call("size", self.ident(left)), self.call("size", self.ident(right)))),
+                self.call("_+_", self.ident(left), self.ident(right)),
+                self.call(FAIL_FUNCTION, self.const(limits.ACTUAL_COST_EXCEEDED)))))
         if function == "optional.ofNonZeroValue" and target is None and len(args) == 1 \
                 and self._is_timestamp(node.call_expr.args[0]):
             # cel-go's zero timestamp is Go's zero time, 0001-01-01T00:00:00Z (cel-cpp: the epoch)
