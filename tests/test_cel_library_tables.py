@@ -203,3 +203,27 @@ def test_min_max_of_an_empty_list_of_durations_or_timestamps_is_an_error(express
 ])
 def test_of_non_zero_value_of_timestamps_is_cel_gos(expression: str, present: bool) -> None:
     assert compile_expression(expression, result="any").evaluate(NO_DEVICE) is present
+
+
+# --------------------------------------------------------------------------- error texts
+
+@pytest.mark.parametrize("expression,text", [
+    # parser.go SyntaxError: true/false/null as a field name
+    ('device.attributes["dra.example.com"].true', "Syntax error: mismatched input 'true' expecting IDENTIFIER"),
+    ("device.null == 1", "Syntax error: mismatched input 'null' expecting IDENTIFIER"),
+    # validator.go: a constant pattern that does not compile (DRA's environment validates
+    # regex literals; apiextensions' own table reports the regexp error at program instantiation)
+    ('"a".matches(")")', "invalid matches argument"),
+])
+def test_compile_error_texts_are_cel_gos(expression: str, text: str) -> None:
+    with pytest.raises(CELCompileError) as err:
+        compile_expression(expression, result="any")
+    assert text in str(err.value)
+
+
+def test_list_index_error_text_is_cel_gos() -> None:
+    """A device attribute list is a native CEL list upstream (getAttributeValue hands cel-go a
+    Go slice), so its index error is cel-go's list.go text, not apiextensions' "index out of
+    bounds" of its unstructured-list wrapper."""
+    with pytest.raises(CELRuntimeError, match=r"index '5' out of range in list size '2'"):
+        compile_expression("[1, 2][5] == 1").evaluate(NO_DEVICE)

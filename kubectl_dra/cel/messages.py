@@ -59,7 +59,13 @@ def compile_error_text(raw: str) -> str:
     text = _DUPLICATE_VARIABLE.sub(_duplicate_variable, text)
     for pattern, replacement in _MACRO_ERRORS:
         text = pattern.sub(replacement, text)
+    text = _RESERVED_FIELD.sub(r"mismatched input '\1' expecting IDENTIFIER", text)
     return _NOT_IN_STRUCT.sub("", text)
+
+
+#: true/false/null selected as a field (``self.true``): cel-go's parser rewords ANTLR's
+#: "no viable alternative" for these (parser.go SyntaxError), cel-cpp keeps it
+_RESERVED_FIELD = re.compile(r"no viable alternative at input '\.(true|false|null)'")
 
 
 #: cel-cpp's string.format() and list index errors -> cel-go's wording
