@@ -8,6 +8,16 @@ allows multiple allocations is allocated once it has one consuming share; its ca
 consumed by the sum of the shares' ``consumedCapacity``. Counters of a partitionable device
 are consumed once per allocated device. Only the newest generation of each pool counts.
 
+"Free" is what a one-device request could get now, judged by the allocator's own rules
+(:mod:`kubectl_dra.allocation.availability`): a device that is not allocated may still not be
+free (its shared counters exhausted, a compatibility-group conflict, its pool skipped, a gate
+off, an untolerated taint), and a shared device with room for one more share is both.
+``Tally.unavailable`` says why the others are not free. ``--node`` limits rows and total.
+
+The report also lists what in the stored state cannot be (:class:`Finding`): an exclusive
+device held twice, counters or capacity consumed beyond their totals, allocations of devices
+no slice publishes.
+
 Pure: plain dicts in, plain data out; no I/O, no click.
 """
 
@@ -18,7 +28,9 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping
 
+from .allocation import availability
 from .allocation.allocator import Features
+from .allocation.inuse import InUse as AllocatorInUse, gather_in_use
 from .allocation.gated import (binding_conditions_unusable, counters_unusable, node_operations_unusable,
                                shareable, slice_unseen)
 from .allocation.pools import whole_pool
@@ -128,10 +140,18 @@ class Amount:
 
 @dataclass
 class Tally:
-    """Devices, counters and capacity of one row."""
+    """Devices, counters and capacity of one row.
+
+    ``free`` counts the devices that could be allocated now (see
+    :mod:`kubectl_dra.allocation.availability`): not every device that is not allocated is
+    free (its counters may be exhausted, its pool skipped, …; ``unavailable`` says why), and a
+    shared device can be both allocated and free (room for another share)."""
 
     devices: int = 0
     allocated: int = 0
+    free: int = 0
+    #: devices neither allocated nor free, by reason (availability's reason keys)
+    unavailable: dict[str, int] = field(default_factory=dict)
     #: allocated devices that allow multiple allocations (they may take more shares)
     shared: int = 0
     #: devices that hold only admin-access allocations (those consume nothing)
@@ -141,14 +161,13 @@ class Tally:
     #: capacity name -> amount (devices that allow multiple allocations only)
     capacity: dict[str, Amount] = field(default_factory=dict)
 
-    @property
-    def free(self) -> int:
-        return self.devices - self.allocated
-
     def merge(self, other: "Tally") -> None:
         """Add ``other`` into this tally (for the cluster row and aggregates)."""
         self.devices += other.devices
         self.allocated += other.allocated
+        self.free += other.free
+        for reason, count in other.unavailable.items():
+            self.unavailable[reason] = self.unavailable.get(reason, 0) + count
         self.shared += other.shared
         self.admin_access += other.admin_access
         for key, amount in other.counters.items():
@@ -173,7 +192,8 @@ class Tally:
     def to_dict(self) -> Obj:
         return {
             "devices": {"total": self.devices, "allocated": self.allocated, "free": self.free,
-                        "shared": self.shared, "adminAccess": self.admin_access},
+                        "shared": self.shared, "adminAccess": self.admin_access,
+                        "unavailable": dict(sorted(self.unavailable.items()))},
             "counters": [{"counterSet": s, "counter": c, **a.to_dict()} for (s, c), a in sorted(self.counters.items())],
             "capacity": [{"name": n, **a.to_dict()} for n, a in sorted(self.capacity.items())],
         }
@@ -214,6 +234,8 @@ class Usage:
     warnings: list[str] = field(default_factory=list)
     #: the gates the report was made for (None: not considered)
     feature_gates: dict[str, bool] | None = None
+    #: what in the stored state cannot be (see :func:`consistency_findings`)
+    consistency: list["Finding"] = field(default_factory=list)
 
     def to_dict(self) -> Obj:
         doc: Obj = {"apiVersion": "kubectl-dra/v1", "kind": "Usage", "by": self.by}
@@ -221,7 +243,100 @@ class Usage:
             doc["featureGates"] = dict(self.feature_gates)
         doc["cluster"] = self.cluster.to_dict()
         doc["rows"] = [r.to_dict(self.by) for r in self.rows]
+        doc["consistency"] = [f.to_dict() for f in self.consistency]
         return doc
+
+
+# --------------------------------------------------------------------------- consistency
+
+#: kinds of inconsistent stored state
+HELD_TWICE = "DeviceHeldTwice"
+COUNTERS_OVERCOMMITTED = "CountersOvercommitted"
+CAPACITY_OVERCOMMITTED = "CapacityOvercommitted"
+UNPUBLISHED = "DeviceNotPublished"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing in the stored state that the API server and scheduler would never have let
+    happen together (a lost update, a restored backup, a driver that shrank its slices)."""
+
+    kind: str
+    #: the device (driver/pool/device) or counter set (driver/pool/counterSet) concerned
+    object: str
+    message: str
+    #: the allocated claims involved ("namespace/name")
+    claims: tuple[str, ...] = ()
+
+    def to_dict(self) -> Obj:
+        return {"kind": self.kind, "object": self.object, "message": self.message, "claims": list(self.claims)}
+
+
+def unpublished_findings(in_use: InUse, seen: set[DeviceKey]) -> list[Finding]:
+    """Allocations of devices that no current slice publishes (``seen``: the allocated devices
+    found in slices)."""
+    findings = []
+    for key in sorted(set(in_use.consuming) - seen):
+        claims = _claims_of(in_use, key)
+        findings.append(Finding(UNPUBLISHED, "/".join(key),
+                                f"allocated to {', '.join(claims)} but no current ResourceSlice publishes it", claims))
+    return findings
+
+
+def _claims_of(in_use: InUse, key: DeviceKey) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(who for who, _ in in_use.holders.get(key, ())))
+
+
+def device_findings(device: Obj, key: DeviceKey, in_use: InUse) -> list[Finding]:
+    """An allocated device held more than once where it cannot be shared, or whose shares
+    consume more capacity than it has."""
+    out: list[Finding] = []
+    holders = in_use.holders.get(key) or []
+    ref = "/".join(key)
+    multi = bool(device.get("allowMultipleAllocations"))
+    if len(holders) > 1 and any(share is None or not multi for _, share in holders):
+        claims = _claims_of(in_use, key)
+        out.append(Finding(HELD_TWICE, ref, f"allocated exclusively {len(holders)} times, to {', '.join(claims)}",
+                           claims))
+    consumed = in_use.consumed_capacity.get(key) or {}
+    for name, entry in (device.get("capacity") or {}).items() if consumed else ():
+        total, fmt = _capacity_value(entry)
+        if name in consumed and consumed[name] > total:
+            out.append(Finding(CAPACITY_OVERCOMMITTED, ref, f"capacity {name}: shares consume "
+                               f"{_show(consumed[name], fmt)} of {_show(total, fmt)}", _claims_of(in_use, key)))
+    return out
+
+
+def counter_findings(pool: Pool, totals: Mapping[str, Mapping[str, tuple[Number, Format | None]]],
+                     consumed: Mapping[tuple[str, str], Number], in_use: InUse) -> list[Finding]:
+    """The pool's counters that allocated devices consume beyond their totals (a 200 % counter
+    set), with the claims holding devices on that counter set."""
+    out: list[Finding] = []
+    for (set_name, counter), amount in sorted(consumed.items()):
+        found = totals.get(set_name, {}).get(counter)
+        if found is None or amount <= found[0]:
+            continue  # (a counter no set declares makes the pool invalid: its verdict says so)
+        total, fmt = found
+        pct = f" ({percent(Fraction(amount), Fraction(total))}%)" if total else ""
+        out.append(Finding(COUNTERS_OVERCOMMITTED, f"{pool.driver}/{pool.name}/{set_name}",
+                           f"counter {counter}: allocated devices consume {_show(amount, fmt)} of "
+                           f"{_show(total, fmt)}{pct}", _counter_set_claims(pool, set_name, in_use)))
+    return out
+
+
+def _counter_set_claims(pool: Pool, set_name: str, in_use: InUse) -> tuple[str, ...]:
+    """The claims holding devices of ``pool`` that consume counter set ``set_name``."""
+    claims: dict[str, None] = {}
+    for s in pool.slices:
+        for device in (s.get("spec") or {}).get("devices") or []:
+            if any(c.get("counterSet") == set_name for c in device.get("consumesCounters") or ()):
+                claims.update(dict.fromkeys(_claims_of(in_use, (pool.driver, pool.name, str(device.get("name") or "")))))
+    return tuple(claims)
+
+
+def _show(value: Number, fmt: Format | None) -> str:
+    """An exact amount as a quantity in the driver's format."""
+    return str(_quantity(value, fmt or DECIMAL_SI))
 
 
 # --------------------------------------------------------------------------- in use
@@ -237,6 +352,8 @@ class InUse:
     admin_only: set[DeviceKey] = field(default_factory=set)
     #: device -> capacity name -> summed consumedCapacity of its shares
     consumed_capacity: dict[DeviceKey, dict[str, Number]] = field(default_factory=dict)
+    #: device -> (claim "namespace/name", shareID or None) of each non-admin result naming it
+    holders: dict[DeviceKey, list[tuple[str, str | None]]] = field(default_factory=dict)
 
 
 def allocated_devices(claims: Iterable[Obj]) -> InUse:
@@ -247,12 +364,16 @@ def allocated_devices(claims: Iterable[Obj]) -> InUse:
         allocation = (claim.get("status") or {}).get("allocation")
         if not isinstance(allocation, dict):
             continue
+        meta = claim.get("metadata") or {}
+        who = f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
         for result in ((allocation.get("devices") or {}).get("results")) or []:
             key = (str(result.get("driver") or ""), str(result.get("pool") or ""), str(result.get("device") or ""))
             if result.get("adminAccess"):
                 admin.add(key)
                 continue
             in_use.consuming[key] = in_use.consuming.get(key, 0) + 1
+            share = result.get("shareID")
+            in_use.holders.setdefault(key, []).append((who, str(share) if share else None))
             consumed = result.get("consumedCapacity") or {}
             if consumed:
                 per_device = in_use.consumed_capacity.setdefault(key, {})
@@ -284,6 +405,8 @@ class Pool:
     #: what the allocator makes of the pool under the feature gates (see :func:`pool_findings`)
     status: str = ""
     notes: list[str] = field(default_factory=list)
+    #: device name -> why it is not free now (availability's reason; absent: free), when judged
+    blocked: dict[str, str] = field(default_factory=dict)
 
 
 def _generation(slice_: Obj) -> int:
@@ -294,10 +417,12 @@ def _generation(slice_: Obj) -> int:
         return 0
 
 
-def current_pools(slices: Iterable[Obj], features: Features | None = None) -> list[Pool]:
+def current_pools(slices: Iterable[Obj], features: Features | None = None,
+                  availability_of: "Availability | None" = None) -> list[Pool]:
     """Slices grouped by (driver, pool), keeping only the newest generation, sorted by name,
     each judged as the allocator with ``features`` judges it (:func:`pool_findings`; without
-    features, under the newest release's defaults, see :func:`~kubectl_dra.gates.effective_gates`)."""
+    features, under the newest release's defaults, see :func:`~kubectl_dra.gates.effective_gates`),
+    and with ``availability_of`` each device too (``Pool.blocked``)."""
     if features is None:
         features = Features.from_gates(effective_gates(None))
     pools: dict[tuple[str, str], Pool] = {}
@@ -315,14 +440,28 @@ def current_pools(slices: Iterable[Obj], features: Features | None = None) -> li
         current.history.append((index, s))
     for pool in pools.values():
         pool.slices.sort(key=lambda s: (s.get("metadata") or {}).get("name") or "")
-        pool_findings(pool, features)
+        pool_findings(pool, features, availability_of)
     return [pools[k] for k in sorted(pools)]
+
+
+@dataclass(frozen=True)
+class Availability:
+    """What judging devices free needs besides the pool: the allocator's in-use devices and
+    which nodes declare optional node operations (see :mod:`kubectl_dra.allocation.availability`)."""
+
+    in_use: AllocatorInUse
+    declares: Mapping[str, bool]
+
+    @classmethod
+    def of(cls, state: ClusterState, features: Features) -> "Availability":
+        return cls(gather_in_use(state.resource_claims, consumable_capacity=features.consumable_capacity),
+                   availability.node_declarations(state.nodes))
 
 
 COMPLETE, INCOMPLETE, INVALID = "complete", "incomplete", "invalid"
 
 
-def pool_findings(pool: Pool, features: Features) -> tuple[str, list[str]]:
+def pool_findings(pool: Pool, features: Features, availability_of: Availability | None = None) -> tuple[str, list[str]]:
     """(status, notes): what the allocator makes of the pool with ``features``, set on the pool
     with its ``incomplete`` flag (slices missing, whatever the gates).
 
@@ -334,6 +473,9 @@ def pool_findings(pool: Pool, features: Features) -> tuple[str, list[str]]:
     cost more (in the cyclic GC's passes over them) than building them."""
     views = [slice_view(s, index) for index, s in pool.history]
     verdict = whole_pool(views, partitionable=features.partitionable, compat_groups=features.compatibility_groups)
+    if availability_of is not None:
+        pool.blocked = availability.pool_reasons(views, availability_of.in_use, features, availability_of.declares,
+                                                 judged=(verdict,))
     pool.incomplete = verdict is not None and verdict.incomplete
     newest = {id(s) for s in pool.slices}
     current = [sv for sv in views if id(sv.raw) in newest]
@@ -463,27 +605,32 @@ def compute_usage(state: ClusterState, *, by: str = "node", class_matcher: Class
     in_use = allocated_devices(state.resource_claims)
     gates = effective_gates(gates)
     features = Features.from_gates(gates)
-    pools = current_pools(state.resource_slices, features)
+    pools = current_pools(state.resource_slices, features, Availability.of(state, features))
     rows: dict[tuple[str, ...], UsageRow] = {}
     cluster = Tally()
     seen: set[DeviceKey] = set()
     classes = list(state.device_classes)
+    wanted = set(nodes) if nodes else None
+    findings: dict[tuple[str, str], list[Finding]] = {}
     for pool in pools:
-        _account_pool(pool, in_use, rows, cluster, seen, by, classes, class_matcher)
-    if by == "node":  # every device is in exactly one row: the cluster is their sum
+        found = findings[(pool.driver, pool.name)] = []
+        _account_pool(pool, in_use, rows, cluster, seen, by, classes, class_matcher, wanted, found)
+    if by == "node":  # every device is in exactly one row: the total is the sum of the rows shown
         for row in rows.values():
-            cluster.merge(row.tally)
+            if wanted is None or row.node in wanted:
+                cluster.merge(row.tally)
     else:
         for cls in classes:
             name = str((cls.get("metadata") or {}).get("name") or "")
             rows.setdefault((name,), UsageRow(device_class=name))
-    wanted = set(nodes) if nodes else None
     result = [r for r in rows.values() if wanted is None or by == "class" or r.node in wanted]
     warnings = _stale_warnings(in_use, seen)
     shown = {(r.driver, r.pool) for r in result} if by == "node" else None
     warnings.extend(_pool_warnings(pools, shown))
+    consistency = [f for pool, found in findings.items() if shown is None or pool in shown for f in found]
+    consistency += unpublished_findings(in_use, seen)
     return Usage(by=by, cluster=cluster, rows=sort_rows(result, sort, by), warnings=warnings,
-                 feature_gates=gates.as_dict())
+                 feature_gates=gates.as_dict(), consistency=consistency)
 
 
 def _pool_warnings(pools: Iterable[Pool], shown: set[tuple[str, str]] | None) -> list[str]:
@@ -508,8 +655,11 @@ def _pool_warnings(pools: Iterable[Pool], shown: set[tuple[str, str]] | None) ->
 
 
 def _account_pool(pool: Pool, in_use: InUse, rows: dict[tuple[str, ...], UsageRow], cluster: Tally,
-                  seen: set[DeviceKey], by: str, classes: list[Obj], matcher: ClassMatcher | None) -> None:
-    """Add one pool's devices and counters to the rows (and, by class, to the cluster tally).
+                  seen: set[DeviceKey], by: str, classes: list[Obj], matcher: ClassMatcher | None,
+                  wanted: set[str] | None = None, findings: list[Finding] | None = None) -> None:
+    """Add one pool's devices and counters to the rows (and, by class, to the cluster tally);
+    by class with ``wanted`` nodes, only the devices whose NODE column is one of them. What
+    is inconsistent in the pool's allocations goes to ``findings``.
 
     Hot for large clusters (40,000 devices): devices of a slice share its node, so the row
     is looked up once per node change, and only allocated devices are remembered."""
@@ -534,14 +684,19 @@ def _account_pool(pool: Pool, in_use: InUse, rows: dict[tuple[str, ...], UsageRo
             allocated = key in consuming
             if allocated:
                 seen.add(key)
+                if findings is not None and (consuming[key] > 1 or key in in_use.consumed_capacity):
+                    findings.extend(device_findings(device, key, in_use))
             if by == "node":
                 if node != last_node:
                     targets = [_row(rows, node, pool).tally]
                     last_node = node
+            elif wanted is not None and node not in wanted:
+                targets = []
             else:
                 targets = [cluster, *(r.tally for r in _class_rows(pool, device, classes, matcher, rows))]
+            blocked = pool.blocked.get(key[2])
             for tally in targets:
-                _count_device(tally, device, key, allocated, in_use)
+                _count_device(tally, device, key, allocated, in_use, blocked)
             for consumption in device.get("consumesCounters") or ():
                 set_name = str(consumption.get("counterSet") or "")
                 if set_name not in counter_home:
@@ -550,6 +705,8 @@ def _account_pool(pool: Pool, in_use: InUse, rows: dict[tuple[str, ...], UsageRo
                     for counter, value in (consumption.get("counters") or {}).items():
                         k = (set_name, counter)
                         consumed_counters[k] = consumed_counters.get(k, 0) + _capacity_value(value)[0]
+    if findings is not None and consumed_counters:
+        findings.extend(counter_findings(pool, counter_totals, consumed_counters, in_use))
     if by == "node":
         _attribute_counters(pool, counter_totals, counter_home, consumed_counters, rows)
 
@@ -575,8 +732,14 @@ def _class_rows(pool: Pool, device: Obj, classes: list[Obj], matcher: ClassMatch
     return out
 
 
-def _count_device(tally: Tally, device: Obj, key: DeviceKey, allocated: bool, in_use: InUse) -> None:
+def _count_device(tally: Tally, device: Obj, key: DeviceKey, allocated: bool, in_use: InUse,
+                  blocked: str | None = None) -> None:
+    """Count one device: total, allocated or why not free (``blocked``), its capacity."""
     tally.devices += 1
+    if blocked is None:
+        tally.free += 1
+    elif not allocated and blocked != availability.ALLOCATED:
+        tally.unavailable[blocked] = tally.unavailable.get(blocked, 0) + 1
     multi = bool(device.get("allowMultipleAllocations"))
     if allocated:
         tally.allocated += 1

@@ -267,7 +267,8 @@ def test_cli_reads_the_live_cluster(server, kubeconfig, cli_runner):
     result = cli_runner.invoke(cli, ["usage", "--kubeconfig", kubeconfig, "-o", "json"])
     assert result.exit_code == 0, result.output
     doc = yaml.safe_load(result.output)
-    assert doc["cluster"]["devices"] == {"total": 5, "allocated": 0, "free": 5, "shared": 0, "adminAccess": 0}
+    assert doc["cluster"]["devices"] == {"total": 5, "allocated": 0, "free": 5, "shared": 0, "adminAccess": 0,
+                                         "unavailable": {}}
 
 
 def test_cli_access_error_exits_2(server, kubeconfig, cli_runner):

@@ -82,9 +82,12 @@ def rows(report: Any) -> dict[tuple[str, str, str], Any]:
 def test_cluster_and_pool_rows():
     report = compute_usage(cluster())
     c = report.cluster
-    assert (c.devices, c.allocated, c.free, c.shared, c.admin_access) == (6, 3, 3, 1, 1)
+    # free: node-1's gpu-0-b and node-2's gpu-0; node-1's whole gpu-0 needs 80Gi where 40Gi
+    # are left, and a new share of the NIC would take its whole 100G beside 25G used
+    assert (c.devices, c.allocated, c.free, c.shared, c.admin_access) == (6, 3, 2, 1, 1)
     gpus1 = rows(report)[("node-1", GPU, "node-1")].tally
-    assert (gpus1.devices, gpus1.allocated, gpus1.free, gpus1.admin_access) == (3, 1, 2, 1)
+    assert (gpus1.devices, gpus1.allocated, gpus1.free, gpus1.admin_access) == (3, 1, 1, 1)
+    assert gpus1.unavailable == {"countersExhausted": 1}
     amount = gpus1.counters[("gpu-0", "memory")]
     assert (str(amount.consumed_quantity), str(amount.total_quantity)) == ("40Gi", "80Gi")  # admin access consumes nothing
     nic = rows(report)[("node-1", NIC, "node-1")].tally
@@ -147,7 +150,7 @@ def test_per_device_nodes_and_network_attached_pools():
         (ALL_NODES, "fabric", 1), (ALL_NODES, "shared", 1), ("node-1", "shared", 1), ("node-2", "shared", 1)]
     only = compute_usage(state, nodes=["node-2"])
     assert [(r.node, r.pool) for r in only.rows] == [("node-2", "shared")]
-    assert only.cluster.devices == 4  # the cluster row stays the whole cluster
+    assert only.cluster.devices == 1  # the total row totals the rows shown
 
 
 def test_by_class():
@@ -160,7 +163,8 @@ def test_by_class():
 
 def test_sorting():
     report = compute_usage(cluster(), sort="free")
-    assert [r.tally.free for r in report.rows] == [2, 1, 0]
+    assert [(r.node, r.driver, r.tally.free) for r in report.rows] == [
+        ("node-1", GPU, 1), ("node-2", GPU, 1), ("node-1", NIC, 0)]
     report = compute_usage(cluster(), sort="utilization")
     assert [(r.node, r.driver) for r in report.rows][0] == ("node-1", NIC)
     with pytest.raises(Exception, match="--sort"):
@@ -202,7 +206,7 @@ def test_cli_wide_by_class_and_no_headers(state_file: Path, cli_runner):
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert [line.split()[0] for line in lines] == ["*", "gpu", "nic"]
-    assert lines[1].split()[:7] == ["gpu", "5", "2", "(40%)", "3", "0", "1"]
+    assert lines[1].split()[:7] == ["gpu", "5", "2", "(40%)", "2", "0", "1"]
 
 
 @pytest.mark.parametrize("fmt", ["json", "yaml"])
@@ -211,7 +215,8 @@ def test_cli_structured(state_file: Path, cli_runner, fmt: str):
     assert result.exit_code == 0
     doc = json.loads(result.stdout) if fmt == "json" else yaml.safe_load(result.stdout)
     assert doc["kind"] == "Usage" and doc["by"] == "node"
-    assert doc["cluster"]["devices"] == {"total": 6, "allocated": 3, "free": 3, "shared": 1, "adminAccess": 1}
+    assert doc["cluster"]["devices"] == {"total": 6, "allocated": 3, "free": 2, "shared": 1, "adminAccess": 1,
+                                         "unavailable": {"countersExhausted": 1}}
     assert doc["cluster"]["counters"] == [{"counterSet": "gpu-0", "counter": "memory", "consumed": "40Gi",
                                            "total": "80Gi"}]
     assert [r["node"] for r in doc["rows"]] == ["node-1", "node-1", "node-2"]

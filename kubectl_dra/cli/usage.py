@@ -52,7 +52,7 @@ def render_table(usage: "Usage", wide: bool = False, no_headers: bool = False) -
     head = ["CLASS"] if by_class else ["NODE", "DRIVER", "POOL"]
     headers = head + ["DEVICES", "ALLOCATED", "FREE"]
     if wide:
-        headers += ["SHARED", "ADMIN-ACCESS"]
+        headers += ["SHARED", "ADMIN-ACCESS", "NOT-FREE"]
     headers += ([] if by_class else ["COUNTERS"]) + ["CAPACITY"]
     if wide and not by_class:
         headers += ["POOL-STATUS", "NOTES"]
@@ -60,7 +60,7 @@ def render_table(usage: "Usage", wide: bool = False, no_headers: bool = False) -
     def row(name_cells: list[str], tally: "Tally", status: str = "-", notes: str = "-") -> list[str]:
         cells = name_cells + _device_cells(tally)
         if wide:
-            cells += [str(tally.shared), str(tally.admin_access)]
+            cells += [str(tally.shared), str(tally.admin_access), _unavailable(tally)]
         if not by_class:
             cells.append(_amounts(tally.counters_by_name()))
         cells.append(_amounts(tally.capacity))
@@ -73,7 +73,21 @@ def render_table(usage: "Usage", wide: bool = False, no_headers: bool = False) -
         names = [r.device_class] if by_class else [r.node, r.driver, r.pool]
         status = r.status or ("incomplete" if r.incomplete else "complete")
         rows.append(row(names, r.tally, status, "; ".join(r.notes) or "-"))
-    return format_table(headers, rows, no_headers)
+    table = format_table(headers, rows, no_headers)
+    if usage.consistency:
+        table += "\n\n" + render_consistency(usage, no_headers)
+    return table
+
+
+def _unavailable(tally: "Tally") -> str:
+    """``3 countersExhausted, 1 tainted``: why devices that are not allocated are not free either."""
+    return ", ".join(f"{n} {reason}" for reason, n in sorted(tally.unavailable.items())) or "-"
+
+
+def render_consistency(usage: "Usage", no_headers: bool = False) -> str:
+    """The stored state's inconsistencies, one row each (printed after the usage table)."""
+    rows = [[f.kind, f.object, f.message] for f in usage.consistency]
+    return format_table(["INCONSISTENCY", "OBJECT", "DETAIL"], rows, no_headers)
 
 
 @click.command("usage", epilog=EPILOG)
@@ -81,7 +95,8 @@ def render_table(usage: "Usage", wide: bool = False, no_headers: bool = False) -
               help="Rows per node and pool, or per DeviceClass.")
 @click.option("--sort", type=click.Choice(["name", "devices", "allocated", "free", "utilization"]), default="name",
               show_default=True, help="Order of the rows (numbers: largest first).")
-@click.option("--node", "nodes", multiple=True, metavar="NAME", help="Only rows of this node (repeatable).")
+@click.option("--node", "nodes", multiple=True, metavar="NAME",
+              help="Only rows (and totals) of this node (repeatable); by class, the devices on it.")
 @click.option("-A", "--all-namespaces", is_flag=True,
               help="Accepted as kubectl takes it; usage always counts the allocated claims of every namespace.")
 @click.option("-n", "--namespace", metavar="NS",
@@ -112,6 +127,17 @@ def usage(by: str, sort: str, nodes: tuple[str, ...], all_namespaces: bool, name
     not use because a gate is off (counters, per-device node selection, compatibility
     groups, binding conditions, skipNodeOperations). A warning on stderr names such pools; -o json|yaml gives each row
     "status" and "notes" and the document "featureGates".
+
+    FREE counts the devices a one-device request could get now: not allocated (or, for a
+    shared device, with room for one more share), in a pool the allocator uses, not
+    refused for a gate that is off, with its shared counters and compatibility groups
+    allowing it beside what is allocated, and without an untolerated taint. -o wide's
+    NOT-FREE (json/yaml: devices.unavailable) says why the others are not. --node limits
+    the rows and the total (by class: the devices on those nodes).
+
+    The stored state is checked too: a device held by two claims that cannot share it,
+    counter sets or capacity consumed beyond their totals, and allocations of devices no
+    slice publishes are listed after the table (json/yaml: "consistency").
     """
     # A DraError becomes one `error:` line and its exit code in the command group (cli/main.py).
     check_namespace_flags(namespace, all_namespaces)
