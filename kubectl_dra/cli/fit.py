@@ -77,8 +77,12 @@ def fit(targets: tuple[str, ...], filenames: tuple[str, ...], replicas: int | No
     pod count, host ports, labels for spread and anti-affinity), then DynamicResources.
     Volumes (PVCs) and preemption are not modelled: for those the count is an upper bound.
 
-    -o json/yaml print a kubectl-dra/v1 Fit document: replicas, stopped (NoNodeFits or
-    Limit), summary, lastNode {node, reason}, reasons [{reason, nodes}], nodes [{node,
+    A target whose replica takes no device (requests of count 0, only claims allocated
+    before) is not limited by devices: the headline says so, REPLICAS reads "any" where it
+    fits, and the document has replicas null and stopped NotLimitedByDevices.
+
+    -o json/yaml print a kubectl-dra/v1 Fit document: replicas, stopped (NoNodeFits,
+    Limit or NotLimitedByDevices), summary, lastNode {node, reason}, reasons [{reason, nodes}], nodes [{node,
     replicas, reason}], pools [{driver, pool, sharedBy, replicas, devices}], placement,
     limit, featureGates, claims, modelled. -o name prints node/NAME for each node that gets
     at least one replica, one a line (the headline goes to stderr as for the table).
@@ -141,7 +145,7 @@ def _run(targets: Sequence[str], filenames: Sequence[str], replicas: int | None,
             click.echo(headline(result, replicas), err=True)
     if replicas is not None:
         return 0 if result.count >= replicas else 1
-    return 0 if result.count else 1
+    return 0 if result.count or result.unlimited else 1
 
 
 def _progress(done: int) -> None:
@@ -161,10 +165,17 @@ def headline(result: "FitResult", wanted: int | None) -> str:
     return f"only {result.count} of {wanted} fit: {text}"
 
 
+def _replicas_cell(result: "FitResult", node: str) -> str:
+    """Replicas placed on the node; ``any`` where a replica takes no device and still fits."""
+    if result.unlimited and result.reasons.get(node) == "fits":
+        return "any"
+    return str(result.per_node.get(node, 0))
+
+
 def render_table(result: "FitResult", wide: bool = False, no_headers: bool = False) -> str:
     """Per node: replicas placed and why no more fit; -o wide adds the pools the replicas used."""
     headers = ["NODE", "REPLICAS", "NO MORE BECAUSE"]
-    rows = [[node, str(result.per_node.get(node, 0)), result.reasons.get(node, "")] for node in result.nodes]
+    rows = [[node, _replicas_cell(result, node), result.reasons.get(node, "")] for node in result.nodes]
     text = format_table(headers, rows, no_headers=no_headers)
     if wide and result.pools:
         pool_rows = [[f"{p.driver}/{p.pool}", str(p.nodes), str(p.replicas), str(p.devices)] for p in result.pools]

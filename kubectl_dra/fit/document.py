@@ -5,7 +5,7 @@ Shape::
     {"apiVersion": "kubectl-dra/v1", "kind": "Fit",
      "featureGates": {...}, "claims": [{"namespace", "name"}],
      "placement": "ranked" | "spread", "limit": N | null,
-     "replicas": 37, "stopped": "NoNodeFits" | "Limit",
+     "replicas": 37 | null, "stopped": "NoNodeFits" | "Limit" | "NotLimitedByDevices",
      "summary": "stops at 37: 12 nodes <reason>; 3 nodes <reason>",
      "lastNode": {"node", "reason"} | null,
      "reasons": [{"reason", "nodes"}],
@@ -22,6 +22,11 @@ no more, most frequent first. ``lastNode`` is where the last replica went (ranke
 the node the next replica then did not fit on). ``pools`` are the pools the replicas took
 devices from: ``sharedBy`` is the number of considered nodes that see the pool (more than one
 for network-attached pools), ``devices`` the devices (or shares) taken.
+
+A replica that takes no device (requests of count 0, only claims allocated before, admin
+access only) leaves the cluster as it found it: devices put no bound on the count, so
+``stopped`` is ``NotLimitedByDevices`` and ``replicas`` is null (with a limit, the count is
+the limit, ``stopped`` ``Limit``); the nodes where it fits read ``fits`` with ``replicas`` null.
 """
 
 from __future__ import annotations
@@ -57,13 +62,21 @@ def summary(result: FitResult) -> str:
     count = result.count
     replicas = f"{count} replica{'s' if count != 1 else ''}"
     if result.stopped == LIMIT:
-        return f"{replicas} fit (the limit asked for; more may fit)"
+        nothing = " (a replica takes no device)" if result.takes_nothing_on is not None else ""
+        return f"{replicas} fit (the limit asked for; more may fit){nothing}"
     counts = reason_counts(result)
     parts = [f"{n} node{'s' if n != 1 else ''} {reason}" for reason, n in counts[:SUMMARY_REASONS]]
     if len(counts) > SUMMARY_REASONS:
         rest = sum(n for _, n in counts[SUMMARY_REASONS:])
         parts.append(f"{rest} node{'s' if rest != 1 else ''} for {len(counts) - SUMMARY_REASONS} other reasons")
+    if result.unlimited:
+        fitting = sum(1 for n in result.nodes if result.reasons.get(n) == "fits")
+        text = (f"not limited by devices: a replica takes no device, so any number fits as far as DRA goes "
+                f"(on {fitting} of {len(result.nodes)} node{'s' if len(result.nodes) != 1 else ''})")
+        return text + (": " + "; ".join(parts) if parts else "")
     text = f"stops at {count}"
+    if result.takes_nothing_on is not None:  # (bound by the scheduler's other filters, not by devices)
+        text += " (not limited by devices: a replica takes no device)"
     if parts:
         text += ": " + "; ".join(parts)
     if result.last_node is not None and result.reasons.get(result.last_node):
@@ -83,13 +96,13 @@ def fit_document(result: FitResult) -> Obj:
         "claims": result.plan.claim_refs(),
         "placement": result.placement,
         "limit": result.limit,
-        "replicas": result.count,
+        "replicas": None if result.unlimited else result.count,
         "stopped": result.stopped,
         "summary": summary(result),
         "lastNode": last,
         "reasons": [{"reason": r, "nodes": n} for r, n in reason_counts(result)],
-        "nodes": [{"node": n, "replicas": result.per_node.get(n, 0), "reason": result.reasons.get(n, "")}
-                  for n in result.nodes],
+        "nodes": [{"node": n, "replicas": None if result.unlimited and result.reasons.get(n) == "fits"
+                   else result.per_node.get(n, 0), "reason": result.reasons.get(n, "")} for n in result.nodes],
         "pools": [{"driver": p.driver, "pool": p.pool, "sharedBy": p.nodes, "replicas": p.replicas,
                    "devices": p.devices} for p in result.pools],
         "modelled": MODELLED,

@@ -45,6 +45,9 @@ REVIVABLE = ("PodTopologySpread", "InterPodAffinity")
 #: why the count stopped
 EXHAUSTED = "NoNodeFits"
 LIMIT = "Limit"
+#: a replica takes no device (requests of count 0, only claims allocated before, admin
+#: access) and binds no pod the scheduler's other filters count: nothing bounds the count
+UNLIMITED = "NotLimitedByDevices"
 
 
 class _OverlayAllocator(Allocator):
@@ -144,10 +147,18 @@ class FitResult:
     #: the node the next replica could not go to after the last one was placed (ranked
     #: placement: the node of the last replica; spread: the last node in its turn)
     last_node: str | None = None
+    #: a replica placed on this node took no device: as many more fit there (see UNLIMITED)
+    takes_nothing_on: str | None = None
 
     @property
     def count(self) -> int:
+        """Replicas placed (with :data:`UNLIMITED`, those placed before one took nothing)."""
         return len(self.replicas)
+
+    @property
+    def unlimited(self) -> bool:
+        """Whether nothing bounds the count (``stopped`` is :data:`UNLIMITED`)."""
+        return self.stopped == UNLIMITED
 
     def bound_pods(self) -> list[Obj]:
         """The replicas' pods as they would be bound, in replica order."""
@@ -229,6 +240,10 @@ class _Fitter:
         self._revivable: dict[str, str] = {}
         self.outcomes: dict[str, NodeOutcome] = {}
         self.replicas: list[Replica] = []
+        #: the node of the first replica that took no device (the count has no device bound)
+        self.takes_nothing_on: str | None = None
+        #: a replica changed nothing at all (no device, no pod to bind): nothing bounds the count
+        self.unbounded = False
         self.pool_counts: dict[PoolID, PoolCount] = {}
         #: id(plan claim) -> (the claim, what commit needs to know of it); lives as long as the count
         self._claims: dict[int, tuple[PreviewClaim, bool, bool, str, str]] = {}
@@ -296,10 +311,13 @@ class _Fitter:
         fresh: dict[PoolID, list[str]] = {}
         allocations = []
         newly_shared: list[PreviewClaim] = []
+        takes = False
         for claim, allocation in outcome.allocations:
             is_new, own, namespace, name = self._about(claim)
             if not is_new:
                 continue  # allocated before: shared by the replicas, nothing new is taken
+            results = (allocation.get("devices") or {}).get("results") or ()
+            takes = takes or not own or any(not r.get("adminAccess") for r in results)
             if own:
                 name = f"{name}-fit-{index}"
             for device in overlay.add_allocation(f"{namespace}/{name}", allocation, self.consumable):
@@ -312,6 +330,11 @@ class _Fitter:
                 newly_shared.append(claim)
         bound = self._replica_pods(index, outcome.node) if self.pods is not None else []
         self.replicas.append(Replica(index, outcome.node, outcome.score, allocations, bound))
+        if not takes and self.takes_nothing_on is None:
+            # no device bounds the count; without pods to bind (a claim or template target),
+            # the next replica there finds the cluster as this one did: nothing bounds it
+            self.takes_nothing_on = outcome.node
+            self.unbounded = self.pods is None
         for pool_id, names in fresh.items():
             view = self._pool_view(pool_id)
             if view is not None:
@@ -377,14 +400,21 @@ def count_fit(state: ClusterState, plan: PreviewPlan, gates: FeatureGates | None
         last_node = _spread(fitter, alive, limit, progress)
     else:
         last_node = _ranked(fitter, ranked, limit, progress)
+    if fitter.unbounded and fitter.takes_nothing_on is not None and limit is not None:
+        taker = fitter.outcomes[fitter.takes_nothing_on]
+        while len(fitter.replicas) < limit:  # (each as cheap as the last: nothing is searched)
+            fitter.commit(taker)
     per_node = {name: 0 for name in order}
     for replica in fitter.replicas:
         per_node[replica.node] += 1
-    stopped = LIMIT if limit is not None and len(fitter.replicas) >= limit else EXHAUSTED
+    if limit is not None and len(fitter.replicas) >= limit:
+        stopped = LIMIT
+    else:
+        stopped = UNLIMITED if fitter.unbounded else EXHAUSTED
     pools = sorted(fitter.pool_counts.values(), key=lambda p: (p.driver, p.pool))
     return FitResult(plan=fitter.plan, gates=gates, placement=placement, limit=limit, replicas=fitter.replicas,
                      nodes=order, per_node=per_node, pools=pools, stopped=stopped, errors=errors, allocator=fitter.allocator,
-                     last_node=last_node)
+                     last_node=last_node, takes_nothing_on=fitter.takes_nothing_on)
 
 
 def _ranked(fitter: _Fitter, ranked: list[NodeOutcome], limit: int | None,
@@ -405,7 +435,10 @@ def _ranked(fitter: _Fitter, ranked: list[NodeOutcome], limit: int | None,
                 heapq.heappush(heap, (-outcome.score, name, version[name]))
             continue
         last = name
-        for other in fitter.commit(fitter.outcomes[name]):
+        dirty = fitter.commit(fitter.outcomes[name])
+        if fitter.unbounded:
+            break
+        for other in dirty:
             outcome = fitter.evaluate(other)
             version[other] = version.get(other, 0) + 1
             if outcome.allocated:
@@ -438,6 +471,8 @@ def _spread(fitter: _Fitter, alive: list[str], limit: int | None,
             still.append(name)
             if progress is not None:
                 progress(len(fitter.replicas))
+            if fitter.unbounded:
+                return last
         if len(fitter.replicas) == placed:
             break  # a whole round without a replica: the refusals left are final
         alive = still
