@@ -168,8 +168,9 @@ def _run(filenames: Sequence[str], old_paths: Sequence[str], operation: str | No
     show_progress = len(pairs) >= _PROGRESS_MIN and stderr_is_terminal()
     decisions = []
     for i, (obj, old) in enumerate(pairs, 1):
-        decisions.append(review(obj, operation=op, old=old, namespace_labels=labels, gates=gates,
-                                namespace=default_ns, subresource=subresource))
+        decision = review(obj, operation=op, old=old, namespace_labels=labels, gates=gates,
+                          namespace=default_ns, subresource=subresource)
+        decisions.append(_refuse_unserved(decision, _original_of(obj, originals, objects)))
         if show_progress and (i % 100 == 0 or i == len(pairs)):
             click.echo(f"\rvalidated {i}/{len(pairs)} objects", err=True, nl=i == len(pairs))
     if unknown_fields != "ignore":
@@ -201,6 +202,19 @@ def _run(filenames: Sequence[str], old_paths: Sequence[str], operation: str | No
             for line in human_lines(d):
                 click.echo(line)
     return 0 if all(d.allowed for d in decisions) else 1
+
+
+def _refuse_unserved(decision: "Decision", original: dict) -> "Decision":
+    """The decision, or a refusal when the API server does not serve the object's apiVersion
+    for its kind (it then never reaches validation: no field errors, no patch)."""
+    import dataclasses
+
+    from ..validation.versions import api_version_errors
+
+    errors = api_version_errors(original)
+    if not errors:
+        return decision
+    return dataclasses.replace(decision, allowed=False, errors=errors, warnings=[], patch=[], object=original)
 
 
 def _original_of(obj: dict, originals: list[dict], objects: list[dict]) -> dict:
