@@ -86,6 +86,17 @@ def device_reason(pool: Pool, device: DeviceView, in_use: InUse, features: "Feat
     return None
 
 
+def _alike(device: DeviceView, declared: bool) -> tuple[Any, ...] | None:
+    """What :func:`device_reason` reads of a device besides its identity, as a key: devices of
+    one pool with the same key get the same answer (with nothing reserved, the counters'
+    answer depends on the consumption alone). None for devices whose answer is their own:
+    shared ones (their shares), those with request policies or taints."""
+    if device.allow_multiple or device.has_policies or device.taints:
+        return None
+    return (tuple((cc.counter_set, tuple(cc.values.items()), cc.groups) for cc in device.consumes),
+            bool(device.binding_conditions), bool(device.slice.skip_node_operations), declared)
+
+
 def pool_reasons(slices: list[SliceView], in_use: InUse, features: "Features",
                  declares: Mapping[str, bool] | None = None, serial: int = 0,
                  judged: tuple[Pool | None] | None = None) -> dict[str, str]:
@@ -111,12 +122,20 @@ def pool_reasons(slices: list[SliceView], in_use: InUse, features: "Features",
         if slice_unseen(sv, features.partitionable, features.compatibility_groups):
             out.update((d.name, GATED) for d in sv.devices)
     dedicated = in_use.dedicated
+    #: answers of devices alike (see _alike): a pool's identical partitions are judged once
+    known: dict[tuple[Any, ...], str | None] = {}
     for d in pool.devices:
         if d.id in dedicated:  # (the common case of a busy pool, without a call)
             out[d.name] = ALLOCATED
             continue
         declared = _declares(declares, d.node_name or d.slice.node_name) if d.slice.skip_node_operations else True
-        why = device_reason(pool, d, in_use, features, ledger, declared)
+        key = _alike(d, declared)
+        if key is not None and key in known:
+            why = known[key]
+        else:
+            why = device_reason(pool, d, in_use, features, ledger, declared)
+            if key is not None:
+                known[key] = why
         if why is not None:
             out[d.name] = why
     return out
