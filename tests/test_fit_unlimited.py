@@ -16,8 +16,8 @@ def _state(*extra: dict) -> ClusterState:
     objs = [
         {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
          "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{GPU}"'}}]}},
-        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}},
-        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n2"}},
+        *({"apiVersion": "v1", "kind": "Node", "metadata": {"name": node},
+           "status": {"allocatable": {"pods": "3", "cpu": "4", "memory": "8Gi"}}} for node in ("n1", "n2")),
         *({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": node},
            "spec": {"driver": GPU, "nodeName": node, "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
                     "devices": [{"name": f"gpu-{i}"} for i in range(count)]}} for node, count in (("n1", 2), ("n2", 1))),
@@ -56,15 +56,17 @@ def test_a_request_for_no_device_is_not_limited_by_devices() -> None:
 
 
 def test_a_pod_sharing_an_allocated_claim_is_not_limited_by_devices() -> None:
-    """Replicas of a pod that only names an allocated claim share it: none takes a device,
-    and they can go only where the claim's devices are (n1)."""
+    """Replicas of a pod that only names an allocated claim share it: none takes a device.
+    They can go only where the claim's devices are (n1), as many as the node takes pods (3):
+    the count is the scheduler's other filters', and the summary says devices do not bound it."""
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
            "spec": {"containers": [{"name": "c", "image": "x"}],
                     "resourceClaims": [{"name": "gpu", "resourceClaimName": "shared"}]}}
     result = _count(_state(pod), "pod/p")
-    assert result.unlimited
-    assert result.reasons["n1"] == "fits" and result.reasons["n2"] != "fits"
-    assert "on 1 of 2 nodes" in summary(result)
+    assert (result.count, result.per_node) == (3, {"n1": 3, "n2": 0})
+    assert result.takes_nothing_on == "n1" and not result.unlimited
+    assert "Too many pods" in result.reasons["n1"] and result.reasons["n2"] != "fits"
+    assert "not limited by devices" in summary(result)
 
 
 def test_with_a_limit_the_limit_fits() -> None:
