@@ -6,8 +6,14 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 REPO = Path(__file__).resolve().parent.parent
+
+# the suite is reproducible: every property test draws the same examples on every run and
+# machine (a test may still ask for more examples, or opt into exploring, in its own settings)
+settings.register_profile("reproducible", derandomize=True, database=None)
+settings.load_profile("reproducible")
 
 
 def conformance_dir() -> Path:
@@ -21,8 +27,11 @@ def conformance_dir() -> Path:
 #: the skip reason of corpus tests when the corpus is absent (relative: no machine's paths in reports)
 CORPUS_MISSING = ("conformance corpus not found: expected ../shared/conformance beside the checkout "
                   "(or set KUBECTL_DRA_CONFORMANCE)")
-#: what a test module's text mentions when it reads the corpus
-_CORPUS_MARKERS = ("scenario_files", "conformance_dir", "admission_scenarios")
+
+#: the mark of every test that reads the shared conformance corpus (a module that is all corpus
+#: tests sets ``pytestmark = corpus``); nothing else may read it, so that without the corpus
+#: only these are skipped and with CI set the run fails instead
+corpus = pytest.mark.corpus
 
 
 def corpus_available() -> bool:
@@ -30,10 +39,15 @@ def corpus_available() -> bool:
     return conformance_dir().is_dir()
 
 
+def in_ci() -> bool:
+    """Whether this run is CI's (``CI`` set to anything but empty/0/false, as CI services set it)."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
 def scenario_files(kind: str) -> list[Path]:
     """Every scenario file of ``kind`` (``allocation`` or ``admission``). Without the corpus the
-    list is empty and the tests that read it are skipped with :data:`CORPUS_MISSING`; a corpus
-    that is there but holds no scenario of ``kind`` fails loudly rather than silently running nothing."""
+    list is empty and the tests marked :data:`corpus` are skipped with :data:`CORPUS_MISSING`; a
+    corpus that is there but holds no scenario of ``kind`` fails loudly rather than silently running nothing."""
     directory = conformance_dir() / kind
     files = sorted(directory.glob("*.yaml"))
     if not files and corpus_available():
@@ -42,25 +56,21 @@ def scenario_files(kind: str) -> list[Path]:
     return files
 
 
-def _reads_corpus(module_file: str) -> bool:
-    try:
-        text = Path(module_file).read_text(encoding="utf-8")
-    except OSError:
-        return False
-    return any(marker in text for marker in _CORPUS_MARKERS)
+def pytest_configure(config: pytest.Config) -> None:
+    """In CI a missing corpus ends the run with one line (a green run must test what it claims)."""
+    config.addinivalue_line("markers", "corpus: reads the shared conformance corpus (skipped without it, "
+                                       "an error in CI)")
+    if in_ci() and not corpus_available():
+        raise pytest.UsageError(f"CI is set, so the conformance corpus is required: {CORPUS_MISSING}")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Without the corpus, every test of a module that reads it is skipped with one short reason."""
+    """Without the corpus, every test marked :data:`corpus` is skipped with one short reason."""
     if corpus_available():
         return
     skip = pytest.mark.skip(reason=CORPUS_MISSING)
-    verdicts: dict[str, bool] = {}
     for item in items:
-        module_file = str(getattr(item, "fspath", "") or "")
-        if module_file not in verdicts:
-            verdicts[module_file] = _reads_corpus(module_file)
-        if verdicts[module_file]:
+        if item.get_closest_marker("corpus") is not None:
             item.add_marker(skip, append=False)
 
 

@@ -19,6 +19,9 @@ from tests.admission_scenarios import (
     scenario_id,
     skip_reason,
 )
+from tests.conftest import corpus
+
+pytestmark = corpus  # every test here reads the shared conformance corpus
 
 SCENARIOS = load_admission_scenarios()
 

@@ -9,8 +9,10 @@ import pytest
 from kubectl_dra.allocation import Allocator
 from kubectl_dra.errors import AllocationError
 from kubectl_dra.gates import FeatureGates
-from tests.conftest import scenario_files
+from tests.conftest import corpus, scenario_files
 from tests.conformance_compare import check_shareids_unique, compare_allocations, load_scenario
+
+pytestmark = corpus  # every test here reads the shared conformance corpus
 
 SCENARIOS = scenario_files("allocation")
 

@@ -24,7 +24,9 @@ from click.testing import CliRunner
 
 from kubectl_dra.cli.main import cli
 from tests.conformance_compare import check_shareids_unique, node_object, claim_ref, compare_allocations, load_scenario
-from tests.conftest import REPO, scenario_files
+from tests.conftest import REPO, corpus, scenario_files
+
+pytestmark = corpus  # every test here reads the shared conformance corpus
 
 SCENARIO_FILES = scenario_files("allocation")
 

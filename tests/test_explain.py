@@ -18,6 +18,7 @@ from kubectl_dra.preview.explained import explain_plan
 from kubectl_dra.cli.main import cli
 from kubectl_dra.gates import FeatureGates
 from kubectl_dra.model.claims import parse_claim
+from tests.conftest import corpus
 from kubectl_dra.preview import resolve_targets
 from kubectl_dra.state import ClusterState
 
@@ -258,6 +259,7 @@ def _scenario_path(name: str) -> Path:
     return path
 
 
+@corpus
 @pytest.mark.parametrize("name", sorted(REASONS))
 def test_reason_from_scenario(name: str):
     from kubectl_dra.allocation import Allocator

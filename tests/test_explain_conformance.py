@@ -13,8 +13,10 @@ import pytest
 from click.testing import CliRunner
 
 from kubectl_dra.cli.main import cli
-from tests.conftest import scenario_files
+from tests.conftest import corpus, scenario_files
 from tests.test_conformance_allocation import claim_targets, gates_flag, loaded, write_state
+
+pytestmark = corpus  # every test here reads the shared conformance corpus
 
 SCENARIO_FILES = scenario_files("allocation")
 

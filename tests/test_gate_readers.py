@@ -58,11 +58,14 @@ def test_an_unknown_gate_name_is_refused_by_every_reader(reader: str, name: str)
 
 @pytest.mark.parametrize("reader", sorted(READERS))
 def test_every_reader_answers_for_every_gate_of_the_table(reader: str) -> None:
+    """Every gate of the table is answered (no FeatureGateError), the same for the Gate member
+    as for its plain name (as --feature-gates and scenario files give it)."""
     for gate in Gate:
         if reader.startswith("FeatureGates.with_overrides") and DEFAULT.stage(gate) == PRE_ALPHA:
             continue
-        READERS[reader](gate)
-        READERS[reader](gate.value)
+        by_member, by_name = READERS[reader](gate), READERS[reader](gate.value)
+        assert by_member is not None
+        assert by_member == by_name, (gate, by_member, by_name)
 
 
 def test_the_resource_pool_status_gates_are_in_the_table() -> None:

@@ -16,7 +16,7 @@ from kubectl_dra.errors import DraError
 from kubectl_dra.gates import FeatureGates
 from kubectl_dra.state import ClusterState
 from tests.conformance_compare import load_scenario
-from tests.conftest import REPO, scenario_files
+from tests.conftest import REPO, corpus, scenario_files
 
 NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1"}}
 CLASS = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"}, "spec": {}}
@@ -68,6 +68,7 @@ def outcome_of(path: Path) -> Any:
     return ["allocated", text]
 
 
+@corpus
 def test_the_corpus_in_any_order_in_one_process_answers_as_a_fresh_process() -> None:
     files = [p for p in scenario_files("allocation") if not load_scenario(p).skip]
     fresh = subprocess.run(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -283,11 +284,11 @@ def test_installed_executable_on_demo() -> None:
     import shutil
     import subprocess
 
-    from tests.conftest import REPO
-
-    exe = REPO / ".venv" / "bin" / "kubectl-dra"
+    exe = Path(sys.executable).parent / "kubectl-dra"
     exe_path = str(exe) if exe.exists() else shutil.which("kubectl-dra")
-    assert exe_path, "kubectl-dra is not installed"
+    if exe_path is None:
+        pytest.skip("the kubectl-dra executable is not installed beside this python nor on PATH "
+                    "(pip install -e . installs it)")
     proc = subprocess.run([exe_path, "preview", "--state", str(cluster_path()), "claim/ml-team/nope"],
                           capture_output=True, text=True)
     assert proc.returncode == 2 and proc.stdout == ""

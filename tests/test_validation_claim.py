@@ -361,6 +361,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from tests.admission_scenarios import load_admission_scenarios  # noqa: E402
+from tests.conftest import corpus  # noqa: E402
 
 _OBJECTS = [
     (s["object"], s.get("oldObject"))
@@ -382,6 +383,7 @@ def _container_paths(value: Any, prefix: tuple = ()) -> list[tuple]:
     return paths
 
 
+@corpus
 @settings(max_examples=80, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), all_gates=st.booleans(), status=st.booleans())

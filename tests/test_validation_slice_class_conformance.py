@@ -14,7 +14,9 @@ import yaml
 from kubectl_dra.quantity import Quantity, QuantityError
 from kubectl_dra.validation.deviceclass import prepare_device_class, validate_device_class
 from kubectl_dra.validation.resourceslice import prepare_resource_slice, validate_resource_slice
-from tests.conftest import scenario_files
+from tests.conftest import corpus, scenario_files
+
+pytestmark = corpus  # every test here reads the shared conformance corpus
 
 HANDLERS = {
     "ResourceSlice": (prepare_resource_slice, validate_resource_slice),

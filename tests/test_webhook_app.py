@@ -12,6 +12,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from kubectl_dra.gates import FeatureGates
 from kubectl_dra.validation.admission import review
 from tests.admission_scenarios import gates_for, load_admission_scenarios, operation_of, scenario_id
+from tests.conftest import corpus
 from tests.webhook_support import (
     admission_review,
     apply_response_patch,
@@ -313,6 +314,7 @@ def test_metrics_count_requests_by_kind_operation_and_decision() -> None:
 SCENARIOS = load_admission_scenarios()
 
 
+@corpus
 def test_webhook_answers_match_the_core_decision_for_every_scenario() -> None:
     """For all admission scenarios, /validate and /mutate carry exactly the core's decision: allowed,
     every error field in order, and a JSONPatch that yields the core's object (the presentation

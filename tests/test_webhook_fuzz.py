@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from kubectl_dra.gates import FeatureGates
 from tests.admission_scenarios import load_admission_scenarios
+from tests.conftest import corpus
 from tests.webhook_support import admission_review, apply_response_patch, check_response_shape
 from webhook.app import Settings, create_app
 from webhook.metrics import Metrics
@@ -213,6 +214,7 @@ def _fuzz_mutated_scenario_reviews(review: dict[str, Any], mode: str) -> None:
     _assert_sound(json.dumps(review).encode(), review, mode)
 
 
+@corpus
 def test_mutated_scenario_reviews() -> None:
     """Edited scenario objects: all answered soundly, and most reach the core's decision."""
     before = _decisions(*DECIDED)

@@ -30,6 +30,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from kubectl_dra.gates import FeatureGates
 from tests.admission_scenarios import check_decision, load_admission_scenarios, scenario_id, skip_reason
+from tests.conftest import corpus
 from tests.fake_apiserver import FakeAPIServer
 from tests.webhook_support import (
     SERVER_NAME,
@@ -86,6 +87,7 @@ def sample_scenarios() -> dict[tuple[str, ...], list[dict[str, Any]]]:
 SAMPLE = sample_scenarios()
 
 
+@corpus
 def test_sample_is_big_and_covers_every_kind() -> None:
     scenarios = [s for group in SAMPLE.values() for s in group]
     assert len(scenarios) >= 50
@@ -227,6 +229,7 @@ def set_namespace(apiserver: FakeAPIServer, name: str, labels: dict[str, str]) -
 # --- the scenario sample over HTTPS ------------------------------------------------------------
 
 
+@corpus
 @pytest.mark.parametrize("features", sorted(SAMPLE), ids=lambda f: "-".join(f) or "ga-only")
 def test_scenario_sample_over_https(features: tuple[str, ...], servers: Any, apiserver: FakeAPIServer) -> None:
     server = servers(features)
