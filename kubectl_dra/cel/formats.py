@@ -36,13 +36,13 @@ def _mask_trailing_dash(name: str) -> str:
 
 
 def _dns1123_label(value: str) -> list[str]:
-    from kubectl_dra.validation.formats import is_dns1123_label
+    from kubectl_dra.nameformats import is_dns1123_label
 
     return is_dns1123_label(value)
 
 
 def _dns1123_subdomain(value: str) -> list[str]:
-    from kubectl_dra.validation.formats import is_dns1123_subdomain
+    from kubectl_dra.nameformats import is_dns1123_subdomain
 
     return is_dns1123_subdomain(value)
 
@@ -57,13 +57,13 @@ def _dns1035_label(value: str) -> list[str]:
 
 
 def _qualified_name(value: str) -> list[str]:
-    from kubectl_dra.validation.formats import is_qualified_name
+    from kubectl_dra.nameformats import is_qualified_name
 
     return is_qualified_name(value)
 
 
 def _label_value(value: str) -> list[str]:
-    from kubectl_dra.validation.formats import is_valid_label_value
+    from kubectl_dra.nameformats import is_valid_label_value
 
     return is_valid_label_value(value)
 

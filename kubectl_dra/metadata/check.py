@@ -124,6 +124,8 @@ def _content_violations(path: str, obj: dict[str, Any], location: Any) -> list[V
 def _field_violations(path: str, obj: dict[str, Any]) -> list[Violation]:
     """The declarative rules of the DeviceMetadata type (v1beta1), with the API server's own
     checks for the shared parts (driver, pool and device names, attributes, network data)."""
+    # validation stands below metadata (it never imports it): a file is held to the same rules
+    # as the API server holds the ResourceSlice and the claim status it came from, by the same code
     from ..validation import names
     from ..validation.deviceattributes import validate_device_attribute
     from ..validation.devicestatus import validate_network_data

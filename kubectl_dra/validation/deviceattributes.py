@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from .field import FieldError, Path, invalid, too_long
-from .formats import is_semver
+from ..nameformats import is_semver
 from .values import present
 
 __all__ = [

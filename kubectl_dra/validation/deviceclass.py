@@ -15,7 +15,7 @@ from kubectl_dra.gates import GateReader
 
 from .config import validate_opaque_configuration
 from .field import FieldError, Path, invalid, required
-from .formats import is_qualified_name
+from ..nameformats import is_qualified_name
 from .lists import validate_list
 from .objectmeta import validate_object_meta, validate_object_meta_update
 from .selectors import validate_selectors

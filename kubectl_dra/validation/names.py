@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 
 from .field import FieldError, Path, invalid, required, too_long
-from .formats import (
+from ..nameformats import (
     is_c_identifier,
     is_dns1123_label,
     is_dns1123_subdomain,

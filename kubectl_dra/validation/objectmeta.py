@@ -8,7 +8,7 @@ from typing import Any
 from kubectl_dra.validation import schema
 
 from .field import FieldError, Path, forbidden, immutable, invalid, required, too_long
-from .formats import is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_valid_label_value
+from ..nameformats import is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_valid_label_value
 from .schema import STR, Schema, shaped, type_errors
 
 __all__ = [

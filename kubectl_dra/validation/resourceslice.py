@@ -39,7 +39,7 @@ from .devicecounters import (
     validate_counter_set,
 )
 from .field import FieldError, Path, duplicate, immutable, invalid, required, too_many
-from .formats import dns1123_label_ok
+from ..nameformats import dns1123_label_ok
 from .gating import gate_enabled
 from .lists import validate_list, validate_map
 from .names import (
