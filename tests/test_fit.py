@@ -1,6 +1,8 @@
 """``kubectl dra fit``: the count equals successive previews with each result written back.
 
-The reference here is deliberately naive: resolve the targets against the current state,
+This is a consistency check between two commands that must agree (fit and preview); the
+independent oracle, sharing no code with either, is tests/test_fit_oracle.py. The successive
+previews here are deliberately naive: resolve the targets against the current state,
 run a whole-cluster preview, take the best node (or, spread, the node whose turn it is),
 store every new claim of that node's answer as an allocated ResourceClaim, and start over
 from a fresh state. ``count_fit`` must place exactly as many replicas on exactly the same
