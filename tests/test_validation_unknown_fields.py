@@ -65,3 +65,15 @@ def test_error_mode_without_the_package_is_a_usage_error(tmp_path: Path, monkeyp
     result = CliRunner().invoke(cli, ["validate", "-f", write(tmp_path, CLAIM), "--unknown-fields", "error"])
     assert result.exit_code == 2
     assert "needs the kubernetes-validate package" in result.stderr
+
+
+def test_warn_mode_without_the_package_says_what_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the schemas, the default (warn) says once that nothing was checked and what to
+    install, instead of reporting no unknown field; ignore stays silent."""
+    monkeypatch.setattr(uf, "available", lambda: False)
+    warned = CliRunner().invoke(cli, ["validate", "-f", write(tmp_path, CLAIM)])
+    assert warned.exit_code == 0
+    assert warned.stderr.count("pip install kubernetes-validate") == 1
+    assert "unknown fields are not checked" in warned.stderr
+    ignored = CliRunner().invoke(cli, ["validate", "-f", write(tmp_path, CLAIM), "--unknown-fields", "ignore"])
+    assert ignored.exit_code == 0 and "kubernetes-validate" not in ignored.stderr

@@ -84,7 +84,7 @@ Exit status: 0 all valid, 1 some object is invalid, 2 usage or input error.
 @click.option("--unknown-fields", type=click.Choice(["warn", "error", "ignore"]), default="warn", show_default=True,
               help="Fields the API does not define (a typo such as `conut:` is otherwise dropped silently): "
               "warn as the API server does, fail like kubectl's strict field validation, or ignore. Uses the "
-              "schemas of the kubernetes-validate package; without it only an explicit 'error' complains.")
+              "schemas of the kubernetes-validate package; without it, warn says so once and error is a usage error.")
 @click.option("--state", "state_paths", multiple=True, metavar="PATH", type=click.Path(allow_dash=True),
               help="Cluster state (DeviceClasses, ResourceSlices) to warn against, from files: YAML/JSON, "
               "directories, - for stdin. Repeatable.")
@@ -146,12 +146,16 @@ def _run(filenames: Sequence[str], old_paths: Sequence[str], operation: str | No
     gates = resolve_gates(feature_gates, kubernetes_version)
     labels = parse_labels(namespace_labels)
     op = (operation or ("UPDATE" if old_paths else "CREATE")).upper()
-    if unknown_fields == "error":
+    if unknown_fields != "ignore":
         from ..validation import unknown_fields as strict
 
         if not strict.available():
-            raise UsageError(f"--unknown-fields error needs the {strict.PACKAGE} package "
-                             f"(pip install {strict.PACKAGE}), or use --unknown-fields warn|ignore")
+            if unknown_fields == "error":
+                raise UsageError(f"--unknown-fields error needs the {strict.PACKAGE} package "
+                                 f"(pip install {strict.PACKAGE}), or use --unknown-fields warn|ignore")
+            click.echo(f"warning: unknown fields are not checked: the {strict.PACKAGE} package is not installed "
+                       f"(pip install {strict.PACKAGE}; --unknown-fields ignore silences this)", err=True)
+            unknown_fields = "ignore"
     originals = load_documents(filenames, check_shapes=False)
     objects = [_as_v1(o) for o in originals]
     if not objects:

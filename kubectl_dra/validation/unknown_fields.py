@@ -4,7 +4,8 @@ The API server drops unknown fields while decoding (or, with ``fieldValidation=S
 which ``kubectl apply`` asks for by default, rejects the request): a typo such as
 ``conut: 2`` would otherwise pass unnoticed and the object would silently mean
 something else. The strict OpenAPI schemas come from the optional ``kubernetes-validate``
-package; without it (or for a kind it has no schema for) nothing is reported.
+package; without it `kubectl dra validate` says what to install (and, for a kind it has no
+schema for, nothing is reported).
 """
 
 from __future__ import annotations
