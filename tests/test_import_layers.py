@@ -40,19 +40,16 @@ LAYERS: dict[str, int] = {
 #: modules that are units of their own (the rest of their package is another unit)
 OWN_UNITS = ("kubectl_dra.metadata.protocol",)
 
-#: TEMPORARY allowances, each an import edge between units that is known to be wrong, with who
-#: removes it. An allowance that no longer matches an import fails, so that it is removed then.
-ALLOWED: dict[tuple[str, str], str] = {
-    ("kubectl_dra.explain", "kubectl_dra.preview"):
-        "explain/plan.py runs previews (preview.run) while preview imports explain's reasons: "
-        "issue 20 item 3, being untangled by engineer 'answers'",
-}
+#: temporary allowances, each an import edge between units that is known to be wrong, with who
+#: removes it (none today: explain -> preview was the last, gone with explain/plan.py's preview
+#: import). An allowance that no longer matches an import fails, so that it is removed then.
+ALLOWED: dict[tuple[str, str], str] = {}
 
 #: third-party packages only some units may import (top-level module -> units allowed)
 RESTRICTED = {
     "click": ("kubectl_dra.cli", "webhook"),
     "flask": ("webhook",),
-    "gunicorn": ("webhook",),
+    "granian": ("webhook",),
     "prometheus_client": ("webhook",),
     # the kubernetes client: the live source and the webhook (certificates, namespaces)
     "kubernetes": ("kubectl_dra.state.live", "webhook"),
