@@ -6,12 +6,13 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?= -n auto
 
-.PHONY: demo test lint bench bench-instructions dist install clean
+.PHONY: demo test test-lowest lint constraints bench bench-instructions dist install clean
 
-$(STAMP): pyproject.toml
+# constraints.txt pins what CI and the container image install: the versions the suite last passed with
+$(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -26,6 +27,21 @@ demo: $(STAMP)
 test: lint
 	$(BIN)/python -m compileall -q kubectl_dra webhook >/dev/null
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+## make test-lowest: the suite with every runtime dependency at the lowest version pyproject.toml
+## claims (packaging/lowest_constraints.py), in its own venv (.venv-lowest)
+test-lowest:
+	$(PYTHON) -m venv .venv-lowest
+	mkdir -p build && $(PYTHON) packaging/lowest_constraints.py > build/lowest-constraints.txt
+	.venv-lowest/bin/python -m pip install --quiet -c build/lowest-constraints.txt -e '.[test]'
+	.venv-lowest/bin/python -m compileall -q kubectl_dra webhook >/dev/null
+	.venv-lowest/bin/python -m pytest $(PYTEST_ARGS)
+
+## make constraints: pin constraints.txt to what .venv has installed (after changing dependencies
+## and seeing make test pass)
+constraints: $(STAMP)
+	{ sed -n '1,2p' constraints.txt; $(BIN)/python -m pip freeze --exclude-editable | grep -v '^kubectl-dra'; } > constraints.txt.new
+	mv constraints.txt.new constraints.txt
 
 ## make lint: ruff (rules in pyproject.toml) over the tree and mypy over kubectl_dra/ and webhook/
 lint: $(STAMP)
@@ -47,4 +63,4 @@ dist: $(STAMP)
 	$(BIN)/python packaging/build_plugin.py
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) .venv-lowest build dist *.egg-info .pytest_cache .hypothesis
