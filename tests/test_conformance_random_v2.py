@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import conformance_dir
+from tests.conftest import conformance_dir, corpus
 from tests.test_conformance_allocation import check, loaded, run_in_process
+
+pytestmark = corpus  # every test here reads the shared conformance corpus
 
 
 def random_v2_files() -> list[Path]:

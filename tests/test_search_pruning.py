@@ -23,7 +23,7 @@ from kubectl_dra.errors import AllocationError
 from kubectl_dra.gates import FeatureGates
 from tests.allocation_strategies import Scenario
 from tests.conformance_compare import check_shareids_unique, compare_allocations, load_scenario
-from tests.conftest import conformance_dir, scenario_files
+from tests.conftest import conformance_dir, corpus, scenario_files
 from tests.test_allocator_properties import answer, claims_of, clusters, examples, load, masked, show
 from tests.test_conformance_allocation import check, run_in_process
 
@@ -51,10 +51,12 @@ def corpus_files() -> list[Path]:
 CORPUS = corpus_files()
 
 
+@corpus
 def test_the_slow_scenarios_are_found() -> None:
     assert len(scenario_files("slow")) >= 3
 
 
+@corpus
 @pytest.mark.parametrize("path", scenario_files("slow"), ids=lambda p: p.stem)
 def test_slow_scenario_through_the_cli(path: Path, tmp_path: Path) -> None:
     """Scenarios where upstream searches exhaustively (up to 9.2 M steps) before it says
@@ -65,6 +67,7 @@ def test_slow_scenario_through_the_cli(path: Path, tmp_path: Path) -> None:
     check(scenario, code, document)
 
 
+@corpus
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_corpus_with_pruning_from_the_first_step(path: Path, escalate_at_once: None) -> None:
     """Upstream's answer on every scenario of the corpus, with the pruning on from the start."""
