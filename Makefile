@@ -48,8 +48,9 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
-## make bench: benchmarks; figures go to docs/benchmarks.md by hand
+## make bench: benchmarks (the admission one needs wrk: apt-get install wrk); figures go to docs/benchmarks.md by hand
 bench: $(STAMP)
+	@$(BIN)/python -c "import gunicorn" 2>/dev/null || $(BIN)/python -m pip install --quiet -c constraints.txt -e '.[bench]'
 	$(BIN)/python -m benchmarks.run
 
 ## make bench-instructions: instruction counts (callgrind) of a repeated preview, a first preview
