@@ -1,11 +1,11 @@
 """The checks upstream's Allocate makes of every claim before it searches (the feature gates of
 the request kinds, the claim's device limit, the constraints, and per request
 ``validateDeviceRequest``: selectors, admin access, class, count or all devices), and what
-they produce: one :class:`RequestData` per request or subrequest, kept in a
-:class:`PreparedClaims` for the next node when it does not depend on the node.
+they produce: one :class:`RequestData` per request or subrequest (upstream ``requestData``),
+kept in a :class:`PreparedClaims` for the next node when it does not depend on the node.
 
-A mixin of :class:`~kubectl_dra.allocation.search.Search`: its methods fill the search's
-``requests``, ``constraints``, ``num_requests`` and ``configured``.
+:class:`ClaimChecks` runs them for one :class:`~kubectl_dra.allocation.search.Search`, whose
+claims, features, pools and device matching they read, and returns a :class:`CheckedClaims`.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ class PreparedClaims:
     depends on the node's pools) the validated requests. Kept by the Allocator per list
     of claims, so the next node starts from here."""
 
-    claims: list[Mapping[str, Any]]
+    claims: list[dict[str, Any]]
     in_use: InUse
     #: (claim, request, subrequest) -> RequestData; None until validated for any node
     requests: dict[tuple[int, int, int], RequestData] | None = None
@@ -80,50 +80,42 @@ class PreparedClaims:
     configured: list[bool] = field(default_factory=list)
 
 
-class ClaimPreparation:
-    """Upstream's per-claim checks before searching, as a mixin of Search."""
+@dataclass(eq=False)
+class CheckedClaims:
+    """The claims of one search, checked: every request and subrequest ready for the search
+    (keyed like upstream's ``requestIndices``: claim, request, subrequest), and per claim its
+    constraints, its number of requests and whether it or the class of any of its requests has
+    a config to copy."""
 
-    __slots__ = ()
+    requests: dict[tuple[int, int, int], RequestData] = field(default_factory=dict)
+    constraints: list[list[Constraint]] = field(default_factory=list)
+    num_requests: list[int] = field(default_factory=list)
+    configured: list[bool] = field(default_factory=list)
 
-    def prepare(self: "Search") -> None:
-        """Validate every claim and request, as upstream does before searching.
 
-        Without "all devices" requests the outcome does not depend on the node, so it is
-        kept on the PreparedClaims for the next node (constraints are copied: they carry
-        search state).
-        """
-        p = self.prepared
-        if p.requests is not None:
-            self.requests, self.num_requests, self.configured = p.requests, p.num_requests, p.configured
-            self.constraints = [[c.fresh() for c in group] for group in p.constraints] \
-                if any(p.constraints) else p.constraints
-            return
-        #: (claim, request, subrequest) -> the request or subrequest, validated
-        self.requests: dict[tuple[int, int, int], RequestData] = {}
-        #: per claim: its constraints, the number of its requests, and whether it or the class
-        #: of any of its (sub)requests has a config to copy
-        self.constraints: list[list[Constraint]] = []
-        self.num_requests: list[int] = []
-        self.configured: list[bool] = []
-        self._prepare()
-        self.all_mode = any(rd.all_mode for rd in self.requests.values())
-        if not self.all_mode:
-            p.requests, p.num_requests, p.configured = self.requests, self.num_requests, self.configured
-            p.constraints = self.constraints
+class ClaimChecks:
+    """Upstream's per-claim checks before searching, for one search."""
 
-    def _prepare(self: "Search") -> None:
+    __slots__ = ("search", "checked")
+
+    def __init__(self, search: "Search") -> None:
+        self.search = search
+        self.checked = CheckedClaims()
+
+    def run(self) -> CheckedClaims:
         """Upstream's per-claim checks before searching: gates of the request kinds, the
-        claim's device limit, the constraints; each request through :meth:`_validate`."""
-        for ci, claim in enumerate(self.claims):
+        claim's device limit, the constraints; each request through :meth:`validate`."""
+        s, out = self.search, self.checked
+        for ci, claim in enumerate(s.claims):
             ref = claim_ref(claim)
             devices = parse_claim(claim)
-            self.num_requests.append(len(devices.requests))
+            out.num_requests.append(len(devices.requests))
             min_devices = 0
             for entry in devices.requests:
                 name, subs, exactly = entry.name, entry.first_available, entry.exactly
-                if subs and not self.f.prioritized_list:
+                if subs and not s.f.prioritized_list:
                     raise AllocationError(f"claim {ref}, request {name}: has subrequests, but the DRAPrioritizedList feature is disabled")
-                if not self.f.consumable_capacity:
+                if not s.f.consumable_capacity:
                     if exactly is not None and exactly.capacity_requests is not None:
                         raise AllocationError(f"claim {ref}, request {name}: has capacity requests, but the DRAConsumableCapacity feature is disabled")
                     for sub in subs:
@@ -132,31 +124,33 @@ class ClaimPreparation:
                 if subs:
                     fewest = None
                     for sub in subs:
-                        rd = self._validate(ci, sub)
-                        self.requests[(ci, sub.index, sub.sub_index)] = rd
+                        rd = self.validate(ci, sub)
+                        out.requests[(ci, sub.index, sub.sub_index)] = rd
                         fewest = rd.num_devices if fewest is None else min(fewest, rd.num_devices)
                     min_devices += fewest or 0
                 elif exactly is not None:
-                    rd = self._validate(ci, exactly)
-                    self.requests[(ci, exactly.index, 0)] = rd
+                    rd = self.validate(ci, exactly)
+                    out.requests[(ci, exactly.index, 0)] = rd
                     min_devices += rd.num_devices
             if min_devices > ALLOCATION_RESULTS_MAX:
                 raise AllocationError(f"claim {ref}: number of requested devices {min_devices} exceeds the claim limit of {ALLOCATION_RESULTS_MAX}")
             constraints: list[Constraint] = []
             for i, c in enumerate(devices.constraints):
                 if c.match_attribute is not None:
-                    constraints.append(MatchAttribute(c.match_attribute, list(c.requests), self.f.list_type_attributes))
+                    constraints.append(MatchAttribute(c.match_attribute, list(c.requests), s.f.list_type_attributes))
                 elif c.distinct_attribute is not None:
-                    constraints.append(DistinctAttribute(c.distinct_attribute, list(c.requests), self.f.list_type_attributes))
+                    constraints.append(DistinctAttribute(c.distinct_attribute, list(c.requests), s.f.list_type_attributes))
                 else:
                     raise AllocationError(f"claim {ref}, constraint #{i}: empty constraint (unsupported constraint type?)")
-            self.constraints.append(constraints)
-            self.configured.append(bool(devices.config) or any(
-                (rd.class_.get("spec") or {}).get("config") for key, rd in self.requests.items() if key[0] == ci))
+            out.constraints.append(constraints)
+            out.configured.append(bool(devices.config) or any(
+                (rd.class_.get("spec") or {}).get("config") for key, rd in out.requests.items() if key[0] == ci))
+        return out
 
-    def _validate(self: "Search", ci: int, request: ClaimsRequest) -> RequestData:
+    def validate(self, ci: int, request: ClaimsRequest) -> RequestData:
         """Upstream ``validateDeviceRequest``: selectors, gates, class, count or all devices."""
-        claim = self.claims[ci]
+        s = self.search
+        claim = s.claims[ci]
         ref = claim_ref(claim)
         name = request.subrequest if request.subrequest is not None else request.name
         parent = request.parent
@@ -167,21 +161,21 @@ class ClaimPreparation:
                 raise AllocationError(f"claim {ref}, request {shown}, selector #{i}: CEL expression empty (unsupported selector type?)")
             selectors.append(expr)
         admin = bool(request.admin_access)
-        if request.admin_access is not None and not self.f.admin_access:
+        if request.admin_access is not None and not s.f.admin_access:
             raise AllocationError(f"claim {ref}, request {shown}: admin access is requested, but the feature is disabled")
         derived = dict(request.derived_attributes)
-        if derived and not self.f.derived_attributes:
+        if derived and not s.f.derived_attributes:
             raise AllocationError(f"claim {ref}, request {shown}: cannot handle request with derived attributes, the feature is disabled")
         class_name = request.device_class
         if not class_name:
             raise AllocationError(f"claim {ref}, request {shown}: missing device class name (unsupported request type?)")
-        class_ = self.a.classes.get(class_name)
+        class_ = s.a.classes.get(class_name)
         if class_ is None:
             raise AllocationError(f"claim {ref}, request {shown}: could not retrieve device class {class_name}: "
                                   f'deviceclass.resource.k8s.io "{class_name}" not found')
         class_selectors = [selector_expression(s) or "" for s in (class_.get("spec") or {}).get("selectors") or ()]
         capacity = None
-        if self.f.consumable_capacity and request.capacity_requests is not None:
+        if s.f.consumable_capacity and request.capacity_requests is not None:
             try:
                 capacity = {k: Quantity.from_json(v) for k, v in request.capacity_requests.items()}
             except DraError as exc:
@@ -193,7 +187,7 @@ class ClaimPreparation:
             tolerations=list(request.tolerations), capacity=capacity, derived=derived,
             # what, besides the device, decides _check_selectable for a device whose answer
             # does not depend on the node: the key of its remembered answer on the device
-            token=self.a.cluster.token((self.f.binding_conditions, tuple(class_selectors), tuple(selectors))),
+            token=s.a.cluster.token((s.f.binding_conditions, tuple(class_selectors), tuple(selectors))),
         )
         mode = request.mode
         if mode == EXACT_COUNT:
@@ -202,22 +196,22 @@ class ClaimPreparation:
             rd.num_devices = request.count
         elif mode == ALL:
             rd.all_mode = True
-            for pool in self.seen.problems[:1]:
+            for pool in s.seen.problems[:1]:
                 if pool.incomplete:
                     raise AllocationError(f"claim {ref}, request {shown}: asks for all devices, but resource pool {pool.uid} is currently being updated")
                 raise AllocationError(f"claim {ref}, request {shown}: asks for all devices, but resource pool {pool.uid} is currently invalid")
-            for pool in self.pools:
+            for pool in s.pools:
                 for sv in pool.slices:
                     for device in sv.devices:
-                        self.tick()
-                        if not self._selectable(rd, pool, device):
+                        s.tick()
+                        if not s.is_selectable(rd, pool, device):
                             continue
-                        if self.f.consumable_capacity:
+                        if s.f.consumable_capacity:
                             # The device's own capacity only (upstream validateDeviceRequest since
                             # kubernetes#140769): a matching device whose remaining capacity is used
                             # up stays among "all devices", and allocateDevice then fails the request.
                             amounts, _ = cap.check_capacity(rd.capacity, device, None, None,
-                                                            fractional=self.f.fractional_capacity_range)
+                                                            fractional=s.f.fractional_capacity_range)
                             if amounts is None:
                                 continue
                         rd.all_devices.append((pool, device))

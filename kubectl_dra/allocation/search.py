@@ -8,13 +8,54 @@ shared counters, compatibility groups and consumable capacity, is not tainted (o
 taint is tolerated) and keeps every claim constraint satisfiable; the search then
 moves on and undoes the choice when the rest cannot be satisfied. The first complete
 solution wins.
+
+Read beside upstream (``structured/internal/experimental/allocator_experimental.go`` in
+kubernetes/dynamic-resource-allocation), the names map as follows:
+
+==================================================  ==================================================
+here                                                upstream
+==================================================  ==================================================
+:class:`~.allocator.Allocator`, ``allocate``        ``Allocator``, ``Allocate``
+:class:`Search` (one ``allocate`` call)             ``allocator`` (the state of one Allocate call)
+:meth:`Search.prepare`, :class:`~.preparation.      the claim loop of ``Allocate`` before the search,
+ClaimChecks` (``run``, ``validate``)                ``validateDeviceRequest``
+:class:`~.preparation.RequestData`, ``rd``          ``requestData``
+``Search.requests[(ci, ri, si)]``                   ``requestData[requestIndices{claimIndex,
+                                                    requestIndex, subRequestIndex}]``
+``ci, ri, si, di`` (a :data:`Call`)                 ``deviceIndices{claimIndex, requestIndex,
+                                                    subRequestIndex, deviceIndex}``
+``in_sub``; ``start`` (pool, device)                ``allocateSubRequest``; ``deviceLocation``
+:meth:`Search._one` with :meth:`Search._settle`,    ``allocateOne`` (recursive there; here each
+run by :meth:`Search._drive`                        activation is a generator on an explicit stack:
+                                                    where allocateOne calls itself, ``_one`` yields
+                                                    the call's arguments and finds its result in
+                                                    ``Search.reply`` when resumed)
+``DONE``, ``FAIL``, ``EXCEEDED``                    ``(true, nil)``, ``(false, nil)``,
+                                                    ``errAllocationResultMaxSizeExceeded``
+:meth:`Search.is_selectable`,                       ``isSelectable``, ``selectorsMatch``
+``_check_selectable``
+:meth:`Search._allocate_device`, :class:`Chosen`,   ``allocateDevice`` and the ``deallocate`` func
+:meth:`Search._undo`                                it returns
+``Search.allocating``                               ``allocatingDevices``
+``Search.allocating_capacity``, ``shares``          ``allocatingCapacity``
+:class:`~.counters.CounterLedger`                   ``consumedCounters``, ``checkAvailableCounters``
+``InUse.dedicated`` (:mod:`.inuse`)                 ``allocatedState.AllocatedDevices``
+``InUse.shared_by``, ``shared_capacity``            ``AllocatedSharedDeviceIDs``, ``AggregatedCapacity``
+``Search.matches``, ``DeviceView.cel_results``      ``deviceMatchesRequest``
+``Search.results[ci]``                              ``result[claimIndex].devices``
+``Search.selected_sub``                             the subrequest each device result records
+``Constraint.check``, ``push``, ``pop``             ``constraint.add``, ``remove``
+``Search.steps``                                    ``numAllocateOneInvocations``
+:mod:`.pruning`, :meth:`Search._escalate`,          (ours: upstream searches these branches
+:meth:`Search._claim_cannot_fit`                    exhaustively)
+==================================================  ==================================================
 """
 
 from __future__ import annotations
 
 import time
 import uuid
-from typing import TYPE_CHECKING, Any, Callable, Generator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Generator, Hashable, Mapping
 
 from ..errors import AllocationError, AllocationTimeout, CELError
 from ..gates import Gate
@@ -31,8 +72,8 @@ from .counters import CounterLedger, GroupConflict
 from .gated import binding_conditions_unusable, counters_unusable, node_operations_unusable, shareable
 from .taints import untolerated_taint
 from .pools import Pool
-from .preparation import ClaimPreparation, PreparedClaims, RequestData
-from .pruning import AllDevicesPruning
+from .preparation import ClaimChecks, PreparedClaims, RequestData
+from .pruning import FailedStates, NeededLater, plan_all_requests, search_cannot_fail_with_error
 from .trace import Rejection, Tracer
 
 if TYPE_CHECKING:
@@ -85,15 +126,15 @@ class Chosen:
         self.result = False
 
 
-class Search(ClaimPreparation, AllDevicesPruning):
+class Search:
     """One Allocate call: per-call state on top of the Allocator's indexes (the checks of the
-    claims before searching are in :mod:`.preparation`; the pruning for "all devices"
-    requests, which upstream does not have, in :mod:`.pruning`)."""
+    claims before searching are in :mod:`.preparation`; the pruning that upstream does not
+    have, in :mod:`.pruning`)."""
 
     __slots__ = ("a", "f", "prepared", "node", "claims", "seen", "pools", "in_use", "tracer", "requests", "selected_sub",
                  "constraints", "results", "allocating", "shares", "allocating_capacity", "ledger",
                  "matches", "steps", "ticks", "deadline", "num_requests", "last_rejection", "configured", "all_mode",
-                 "needed_later", "reply", "failed", "pruned", "most_later", "admin_later", "escalate_at", "alone", "end")
+                 "needed_later", "reply", "memo", "escalate_at", "alone", "end")
 
     def __init__(self, allocator: "Allocator", prepared: PreparedClaims, node: Mapping[str, Any],
                  seen: "NodePools", tracer: Tracer | None, deadline: float | None = None) -> None:
@@ -110,7 +151,13 @@ class Search(ClaimPreparation, AllDevicesPruning):
         self.pools = seen.pools
         self.in_use = prepared.in_use
         self.tracer = tracer
-        # (requests, constraints, num_requests and configured: see prepare)
+        #: (claim, request, subrequest) -> the request or subrequest, checked (see prepare)
+        self.requests: dict[tuple[int, int, int], RequestData] = {}
+        #: per claim: its constraints, the number of its requests, and whether it or the class
+        #: of any of its (sub)requests has a config to copy
+        self.constraints: list[list[Constraint]] = []
+        self.num_requests: list[int] = []
+        self.configured: list[bool] = []
         self.selected_sub: dict[tuple[int, int], int] = {}
         self.results: list[list[Chosen]] = [[] for _ in claims]
         self.allocating: dict[tuple[str, str, str], set[int]] = {}
@@ -130,13 +177,12 @@ class Search(ClaimPreparation, AllDevicesPruning):
         #: the rejection last handed to the tracer
         self.last_rejection: Rejection | None = None
         #: (claim, request) -> devices that a later "all devices" request needs exclusively
-        #: (see _plan_all_requests)
-        self.needed_later: dict[tuple[int, int], dict[tuple[str, str, str], RequestData]] = {}
+        #: (see pruning.plan_all_requests)
+        self.needed_later: NeededLater = {}
         #: the result of the search step that ended last (see _one)
         self.reply = FAIL
         #: the states from which the search failed (see _escalate), once it has run long
-        self.failed: dict[Any, int] | None = None
-        self.pruned = 0
+        self.memo: FailedStates | None = None
         #: the number of steps after which the search escalates
         self.escalate_at: float = ESCALATE_AFTER
         #: whether this search checks one claim on its own (see _claim_cannot_fit)
@@ -144,38 +190,47 @@ class Search(ClaimPreparation, AllDevicesPruning):
         #: the claims searched are those before this one
         self.end = len(claims)
 
+    # -- before the search ------------------------------------------------------------------
+
+    def prepare(self) -> None:
+        """Check every claim and request, as upstream does before searching.
+
+        Without "all devices" requests the outcome does not depend on the node, so it is
+        kept on the PreparedClaims for the next node (constraints are copied: they carry
+        search state).
+        """
+        p = self.prepared
+        if p.requests is not None:
+            self.requests, self.num_requests, self.configured = p.requests, p.num_requests, p.configured
+            self.constraints = [[c.fresh() for c in group] for group in p.constraints] \
+                if any(p.constraints) else p.constraints
+            return
+        checked = ClaimChecks(self).run()
+        self.requests, self.constraints = checked.requests, checked.constraints
+        self.num_requests, self.configured = checked.num_requests, checked.configured
+        self.all_mode = any(rd.all_mode for rd in self.requests.values())
+        if not self.all_mode:
+            p.requests, p.num_requests, p.configured = self.requests, self.num_requests, self.configured
+            p.constraints = self.constraints
+
     # -- the recursion ----------------------------------------------------------------------
 
     def run(self) -> bool:
         """Search for a solution; True when every claim got all its devices."""
-        if self.all_mode and not self._plan_all_requests():
-            return False
+        if self.all_mode:
+            needed_later = plan_all_requests(self)
+            if needed_later is None:
+                return False
+            self.needed_later = needed_later
         return self._drive((0, 0, 0, 0, False, _START)) == DONE
-
-    def _plan_memo(self) -> None:
-        """Per (claim, request): whether it or a later request of the claim has admin access,
-        and the most devices it and the later ones can take (see _state_key)."""
-        most: dict[tuple[int, int], int] = {}
-        admin: dict[tuple[int, int], bool] = {}
-        for (ci, ri, _), rd in self.requests.items():
-            most[(ci, ri)] = max(most.get((ci, ri), 0), rd.num_devices)
-            admin[(ci, ri)] = admin.get((ci, ri), False) or rd.admin
-        for ci, n in enumerate(self.num_requests):
-            total, any_admin = 0, False
-            for ri in range(n - 1, -1, -1):
-                total += most.get((ci, ri), 0)
-                any_admin = any_admin or admin.get((ci, ri), False)
-                most[(ci, ri)], admin[(ci, ri)] = total, any_admin
-        self.most_later, self.admin_later = most, admin
 
     def _escalate(self) -> bool:
         """A search that has run long: start remembering the states from which the search
-        failed (see _state_key), and True when a claim cannot be satisfied on its own (see
+        failed (see FailedStates), and True when a claim cannot be satisfied on its own (see
         _claim_cannot_fit); neither changes the answer or the first solution."""
-        if self.tracer is None:  # (a tracer would hear less: see _state_key)
-            self._plan_memo()
-            self.failed = {}
-        if self.alone or len(self.claims) < 2 or not self._search_cannot_fail_with_error():
+        if self.tracer is None:  # (a tracer would hear less: see FailedStates)
+            self.memo = FailedStates(self)
+        if self.alone or len(self.claims) < 2 or not search_cannot_fail_with_error(self):
             return False
         return any(self._claim_cannot_fit(ci) for ci in range(len(self.claims)))
 
@@ -185,7 +240,7 @@ class Search(ClaimPreparation, AllDevicesPruning):
         What other claims take only narrows what is left for this one (exclusive devices,
         counters, capacity and compatibility groups), so then every branch of the whole
         search fails, as it would after searching them all: only called when nothing in
-        the search can raise an error instead (_search_cannot_fail_with_error)."""
+        the search can raise an error instead (pruning.search_cannot_fail_with_error)."""
         alone = Search(self.a, self.prepared, self.node, self.seen, self.tracer, self.deadline)
         alone.alone = True
         alone.requests, alone.num_requests, alone.configured = self.requests, self.num_requests, self.configured
@@ -206,60 +261,37 @@ class Search(ClaimPreparation, AllDevicesPruning):
         first, crossed = self._settle(*call)
         if first is None:
             return DONE
-        failed = self.failed
-        stack = [(self._one(*first), crossed, None)]
+        memo = self.memo
+        stack: list[tuple[Step, bool, Hashable]] = [(self._one(*first), crossed, None)]
         while True:
             if self.steps >= self.escalate_at:
                 self.escalate_at = _NEVER
                 if self._escalate():
                     return FAIL
-                failed = self.failed
-            call = next(stack[-1][0], None)
-            if call is None:  # that step ended, its result in self.reply
+                memo = self.memo
+            asked = next(stack[-1][0], None)
+            if asked is None:  # that step ended, its result in self.reply
                 _, crossed, key = stack.pop()
                 if key is not None and self.reply != DONE:
-                    failed[key] = self.reply
+                    assert memo is not None
+                    memo.failed[key] = self.reply
                 if crossed and self.reply == EXCEEDED:
                     self.reply = FAIL  # the claim limit of one claim does not end the search of the one before
                 if not stack:
                     return self.reply
             else:  # a step it needs answered first
-                nxt, crossed = self._settle(*call)
+                nxt, crossed = self._settle(*asked)
                 if nxt is None:
                     self.reply = DONE
                     continue
                 key = None
-                if failed is not None and nxt[3] == 0:
-                    key = self._state_key(nxt)
-                    known = failed.get(key)
+                if memo is not None and nxt[3] == 0:  # (the start of a request)
+                    key = memo.key(nxt)
+                    known = memo.failed.get(key)
                     if known is not None:
-                        self.pruned += 1
                         self.reply = FAIL if crossed and known == EXCEEDED else known
                         continue
                 stack.append((self._one(*nxt), crossed, key))
-
-    def _state_key(self, call: Call) -> Any:
-        """Everything the search from the start of a request depends on: the request, the
-        devices held (exclusively, or the capacity taken of a shared one), and of the
-        current claim: the state of its constraints, the devices it holds itself (when
-        admin access makes that matter) and how many it has (when the limit can matter)."""
-        ci = call[0]
-        results = self.results
-        held = []
-        for c in range(ci + 1):
-            for t in results[c]:
-                if t.holders is not None:
-                    held.append(t.device.id)
-        held.sort()
-        shared = self.allocating_capacity
-        shares = tuple(sorted((did, tuple(sorted(shared[did].items()))) for did, n in self.shares.items() if n))
-        mine: Any = None
-        if self.admin_later.get(call[:2]):
-            mine = frozenset(t.device.id for t in results[ci] if t.holders is not None)
-        count = len(results[ci])
-        if count + self.most_later[call[:2]] <= ALLOCATION_RESULTS_MAX:
-            count = -1
-        return (call[:5], tuple(held), shares, mine, count, tuple(c.state() for c in self.constraints[ci]))
 
     def _settle(self, ci: int, ri: int, si: int, di: int, in_sub: bool,
                 start: tuple[int, int]) -> tuple[Call | None, bool]:
@@ -376,7 +408,7 @@ class Search(ClaimPreparation, AllDevicesPruning):
         # whatever else holds: unless a tracer is to hear why, such devices are not visited.
         skip_held = not admin and self.tracer is None
         check_capacity = self.f.consumable_capacity
-        # devices that a later "all devices" request needs (see _plan_all_requests)
+        # devices that a later "all devices" request needs (see pruning.plan_all_requests)
         later = self.needed_later.get((ci, ri)) if self.needed_later else None
         for pi in range(p0, len(pools)):
             pool = pools[pi]
@@ -404,7 +436,7 @@ class Search(ClaimPreparation, AllDevicesPruning):
                     if self.tracer is not None:
                         self._reject_in_use(rd, device)
                     continue
-                if not self._selectable(rd, pool, device):
+                if not self.is_selectable(rd, pool, device):
                     continue
                 if check_capacity and not self._capacity_fits(rd, device):
                     continue
@@ -446,7 +478,7 @@ class Search(ClaimPreparation, AllDevicesPruning):
             self._reject_capacity(rd, device, short)
         return amounts is not None
 
-    def _selectable(self, rd: RequestData, pool: Pool, device: DeviceView) -> bool:
+    def is_selectable(self, rd: RequestData, pool: Pool, device: DeviceView) -> bool:
         """Upstream isSelectable: class and request selectors, gated device features,
         per-device node selection.
 
@@ -458,9 +490,8 @@ class Search(ClaimPreparation, AllDevicesPruning):
             cache: dict[Any, Any] = self.matches
             key: Any = (rd.key, id(device))
         else:
-            cache, key = device.cel_results, rd.token
-            if cache is None:
-                cache = device.answers()
+            known = device.cel_results
+            cache, key = (known if known is not None else device.answers()), rd.token
         ok = cache.get(key)
         if ok is None:
             ok = cache[key] = self._check_selectable(rd, pool, device)
@@ -502,12 +533,12 @@ class Search(ClaimPreparation, AllDevicesPruning):
             return False
         class_name = rd.class_name
         for i, expr in enumerate(rd.class_selectors):
-            if not self._cel(expr, device, lambda: f"class {class_name}: selector #{i}"):
+            if not self._cel(expr, device, rd, i, of_class=True):
                 if tracer is not None:
                     self._tell(rd, device, why.class_selector_false(class_name, i, expr))
                 return False
         for i, expr in enumerate(rd.selectors):
-            if not self._cel(expr, device, lambda: f"claim {claim_ref(self.claims[rd.key[0]])}: selector #{i}"):
+            if not self._cel(expr, device, rd, i, of_class=False):
                 if tracer is not None:
                     self._tell(rd, device, why.request_selector_false(rd.full_name, i, expr))
                 return False
@@ -518,16 +549,20 @@ class Search(ClaimPreparation, AllDevicesPruning):
                 return False
         return True
 
-    def _cel(self, expr: str, device: DeviceView, where: Callable[[], str]) -> bool:
+    def _cel(self, expr: str, device: DeviceView, rd: RequestData, i: int, *, of_class: bool) -> bool:
+        """Upstream selectorsMatch for one selector (selector ``i`` of ``rd``'s class or of
+        the request itself): its CEL errors end the allocation."""
         try:
             return self.a.cel.matches(expr, device)
         except CELError as exc:
             from ..errors import CELCompileError
 
+            owner = f"class {rd.class_name}" if of_class else f"claim {claim_ref(self.claims[rd.key[0]])}"
+            where = f"{owner}: selector #{i}"
             kind = "CEL compile error" if isinstance(exc, CELCompileError) else "CEL runtime error"
             if kind == "CEL compile error":
-                raise AllocationError(f"{where()}: {kind}: {exc}") from None
-            raise AllocationError(f"{where()} on device {device.uid}: {kind}: {exc}") from None
+                raise AllocationError(f"{where}: {kind}: {exc}") from None
+            raise AllocationError(f"{where} on device {device.uid}: {kind}: {exc}") from None
 
     def _allocate_device(self, ci: int, rd: RequestData, pool: Pool, device: DeviceView, *, must: bool) -> Chosen | None:
         """Take ``device`` for ``rd`` if availability and constraints allow (upstream
@@ -551,7 +586,7 @@ class Search(ClaimPreparation, AllDevicesPruning):
                 self._tell(rd, device, why.counters_gate_off())
             return None
         if device.slice.skip_node_operations:
-            rejection = self._node_operations_refused(device)
+            rejection = self.node_operations_refused(device)
             if rejection is not None:
                 if tracer is not None:
                     self._tell(rd, device, rejection)
@@ -582,7 +617,7 @@ class Search(ClaimPreparation, AllDevicesPruning):
             for c in constraints:
                 if not c.applies(rd.name, rd.parent):
                     continue
-                value = self._lookup(rd, device, c.attribute)
+                value = self.attribute_of(rd, device, c.attribute)
                 entry = c.check(value)
                 if entry is None:
                     for p in reversed(pushed):
@@ -626,7 +661,7 @@ class Search(ClaimPreparation, AllDevicesPruning):
             tracer.device_selected(self.claims[ci], rd.full_name, device.slice.driver, device.slice.pool, device.name)
         return taken
 
-    def _node_operations_refused(self, device: DeviceView) -> Rejection | None:
+    def node_operations_refused(self, device: DeviceView) -> Rejection | None:
         """Why a device whose slice skips node operations cannot be allocated here, if it
         cannot: the gate is off, or the node does not declare the feature. Upstream checks
         this in allocateDevice, not isSelectable: the device still matches requests."""
@@ -684,7 +719,7 @@ class Search(ClaimPreparation, AllDevicesPruning):
 
     # -- attributes for constraints ---------------------------------------------------------
 
-    def _lookup(self, rd: RequestData, device: DeviceView, attribute: str) -> AttrValue | None:
+    def attribute_of(self, rd: RequestData, device: DeviceView, attribute: str) -> AttrValue | None:
         expr = rd.derived.get(attribute)
         if expr is not None:
             try:
