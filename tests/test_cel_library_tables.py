@@ -231,3 +231,10 @@ def test_list_index_error_text_is_cel_gos() -> None:
     bounds" of its unstructured-list wrapper."""
     with pytest.raises(CELRuntimeError, match=r"index '5' out of range in list size '2'"):
         compile_expression("[1, 2][5] == 1").evaluate(NO_DEVICE)
+
+
+def test_scientific_format_is_cel_gos_en_us_printer() -> None:
+    """strings extension v2 (below v4) formats %e through golang.org/x/text's printer with
+    cel-go's default locale en_US: narrow no-break spaces around the ×, superscript exponent."""
+    value = compile_expression('"%e".format([3.14])', result="any").evaluate(NO_DEVICE)
+    assert value == "3.140000\u202f\u00d7\u202f10\u2070\u2070"
