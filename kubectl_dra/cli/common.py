@@ -153,6 +153,9 @@ def load_cluster(state_paths: Iterable[str], kubeconfig: str | None = None, kube
             raise ClusterAccessError(f"{name}:{where} malformed YAML: {problem}") from None
     for warning in state.warnings:
         warn(warning)
+    from .whatif import apply_requested  # --add-nodes / --cordon of the command, if any
+
+    state = apply_requested(state)
     # The state lives as long as the command: keep the cyclic GC from walking it again and
     # again while the command works (interpreter-wide, so here at the command's edge).
     gc.freeze()

@@ -26,6 +26,7 @@ from ..preview.explained import explain_plan
 from ..limits import FILTER_TIMEOUT
 from .completion import complete_target
 from .options import timeout_option
+from .whatif import whatif_options
 from .common import (
     OUTPUT_FORMATS, check_namespace_flags, cyclic_gc_paused, default_namespace, dump, format_table, gate_options,
     load_cluster,
@@ -226,6 +227,7 @@ def render_table(exp: Explanation, wide: bool = False, no_headers: bool = False,
 @gate_options
 @output_option((*OUTPUT_FORMATS, "name"))
 @no_headers_option
+@whatif_options
 @state_options
 def explain(targets: tuple[str, ...], filenames: tuple[str, ...], nodes: tuple[str, ...], namespace: str | None,
             all_namespaces: bool, limit: int, timeout: float, feature_gates: str | None, kubernetes_version: str | None, output: str,

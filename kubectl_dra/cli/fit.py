@@ -14,6 +14,7 @@ import click
 
 from ..errors import UsageError
 from .completion import complete_target
+from .whatif import whatif_options
 from .common import (
     OUTPUT_FORMATS, check_namespace_flags, cyclic_gc_paused, default_namespace, dump, format_table, gate_options,
     load_cluster, name_output, namespace_options, no_headers_option, output_option, resolve_gates, state_options,
@@ -50,6 +51,7 @@ Examples:
 @gate_options
 @output_option((*OUTPUT_FORMATS, "name"))
 @no_headers_option
+@whatif_options
 @state_options
 def fit(targets: tuple[str, ...], filenames: tuple[str, ...], replicas: int | None, maximum: int | None,
         spread: bool, nodes: tuple[str, ...], namespace: str | None, all_namespaces: bool, feature_gates: str | None,

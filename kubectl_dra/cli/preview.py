@@ -15,6 +15,7 @@ from ..types import Obj
 from ..errors import UsageError
 from .completion import complete_target
 from .options import timeout_option
+from .whatif import whatif_options
 from .common import (
     OUTPUT_FORMATS, check_namespace_flags, cyclic_gc_paused, default_namespace, dump, gate_options, load_cluster,
     name_output, namespace_options, no_headers_option, output_option, resolve_gates, state_options,
@@ -51,6 +52,7 @@ Examples:
 @timeout_option
 @output_option((*OUTPUT_FORMATS, "name"))
 @no_headers_option
+@whatif_options
 @state_options
 def preview(targets: tuple[str, ...], filenames: tuple[str, ...], nodes: tuple[str, ...], namespace: str | None,
             all_namespaces: bool, feature_gates: str | None, kubernetes_version: str | None, explain: bool, timeout: float,

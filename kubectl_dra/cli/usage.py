@@ -9,6 +9,7 @@ import click
 
 from ..errors import NotFoundError
 from ..state import ClusterState
+from .whatif import whatif_options
 from .common import (
     check_namespace_flags, cyclic_gc_paused, dump, format_table, gate_options, load_cluster, no_headers_option,
     output_option, resolve_gates, state_options, warn,
@@ -105,6 +106,7 @@ def render_consistency(usage: "Usage", no_headers: bool = False) -> str:
 @gate_options
 @output_option()
 @no_headers_option
+@whatif_options
 @state_options
 def usage(by: str, sort: str, nodes: tuple[str, ...], all_namespaces: bool, namespace: str | None,
           feature_gates: str | None, kubernetes_version: str | None,
@@ -138,6 +140,10 @@ def usage(by: str, sort: str, nodes: tuple[str, ...], all_namespaces: bool, name
     The stored state is checked too: a device held by two claims that cannot share it,
     counter sets or capacity consumed beyond their totals, and allocations of devices no
     slice publishes are listed after the table (json/yaml: "consistency").
+
+    -o wide also lists stranded devices: allocated claims that no running pod uses (not
+    reserved, or reserved only for pods that are gone or finished), with their devices and
+    since when (kubectl dra pending lists them too).
     """
     # A DraError becomes one `error:` line and its exit code in the command group (cli/main.py).
     check_namespace_flags(namespace, all_namespaces)
@@ -176,3 +182,11 @@ def _run(by: str, sort: str, nodes: Sequence[str], feature_gates: str | None, ku
         click.echo(dump(report.to_dict(), output))
         return
     click.echo(render_table(report, wide=(output == "wide"), no_headers=no_headers))
+    if output == "wide":
+        from ..fleet.stranded import stranded_claims
+        from .fleet import render_stranded
+
+        stranded = render_stranded(stranded_claims(state), no_headers)
+        if stranded:
+            click.echo("")
+            click.echo(stranded)
