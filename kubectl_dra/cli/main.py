@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "preview": ("kubectl_dra.cli.preview", "preview", "Show which node and devices claims would be allocated."),
     "explain": ("kubectl_dra.cli.explain", "explain", "Explain per node and device why claims do not fit."),
     "fit": ("kubectl_dra.cli.fit", "fit", "Count how many more replicas fit, where, and what runs out first."),
+    "pending": ("kubectl_dra.cli.pending", "pending", "List every pending pod with DRA claims and why it waits."),
     "usage": ("kubectl_dra.cli.usage", "usage", "Show free and used devices, counters and capacity."),
     "validate": ("kubectl_dra.cli.validate", "validate", "Apply the API server's DRA rules to files offline."),
     "metadata": ("kubectl_dra.cli.metadata", "metadata", "Read and check device metadata files (KEP-5304)."),
