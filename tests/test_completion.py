@@ -46,7 +46,8 @@ def state(tmp_path: Path) -> str:
 
 def test_subcommands_and_their_descriptions() -> None:
     candidates, directive = complete([], "")
-    assert [c.value for c in candidates] == ["explain", "fit", "metadata", "preview", "usage", "validate"]
+    assert [c.value for c in candidates] == ["drain-check", "explain", "fit", "metadata", "pending", "preview", "usage",
+                                            "validate"]
     assert candidates[-1].help == "Apply the API server's DRA rules to files offline."  # as in --help
     assert directive == DIRECTIVE_NO_FILE_COMP
     assert values([], "va") == (["validate"], DIRECTIVE_NO_FILE_COMP)
@@ -149,7 +150,8 @@ def test_through_real_kubectl(state: str) -> None:
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
     out = subprocess.run([kubectl, "__complete", "dra", ""], capture_output=True, text=True, timeout=60, env=env)
     lines = out.stdout.splitlines()
-    assert [line.split("\t")[0] for line in lines[:-1]] == ["explain", "fit", "metadata", "preview", "usage", "validate"]
+    assert [line.split("\t")[0] for line in lines[:-1]] == ["drain-check", "explain", "fit", "metadata",
+                                                                 "pending", "preview", "usage", "validate"]
     assert lines[-1] == ":4"
     out = subprocess.run([kubectl, "__complete", "dra", "preview", "--state", state, "-n", "ml", "pod/"],
                          capture_output=True, text=True, timeout=60, env=env)

@@ -22,6 +22,7 @@ from .terminal import EscapingWriter, escape_terminal
 #: command name -> (module, attribute, one-line help shown in ``kubectl dra --help``)
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "preview": ("kubectl_dra.cli.preview", "preview", "Show which node and devices claims would be allocated."),
+    "drain-check": ("kubectl_dra.cli.drain", "drain_check", "Check whether the pods of nodes would find new homes if drained."),
     "explain": ("kubectl_dra.cli.explain", "explain", "Explain per node and device why claims do not fit."),
     "fit": ("kubectl_dra.cli.fit", "fit", "Count how many more replicas fit, where, and what runs out first."),
     "pending": ("kubectl_dra.cli.pending", "pending", "List every pending pod with DRA claims and why it waits."),

@@ -1,0 +1,147 @@
+"""Placing pods one after another, each committed before the next, as kube-scheduler binds
+them: the state the later pods see holds the devices the earlier ones took.
+
+A :class:`Placer` owns an allocator whose in-use devices are an overlay of the snapshot's
+(the snapshot itself is never changed), the node classes under that overlay, and the claims
+that became allocated on the way (a claim several pods share is allocated by the first).
+Drain-check and gangs place through it; a gang's search for a joint placement copies it.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Sequence
+
+from ..allocation import Allocator
+from ..errors import DraError
+from ..model.nodes import node_name
+from ..preview.run import NodeOutcome, evaluate_node
+from ..types import Obj
+from .evaluate import PodAnswer, PodEvaluator, answer_from, FAILED, WAITING
+from .nodeclass import NodeClasses
+from .pods import pod_key
+
+if TYPE_CHECKING:
+    from ..allocation.inuse import InUse
+
+
+class OverlayAllocator(Allocator):
+    """The allocator, seeing the snapshot's in-use devices plus those committed since."""
+
+    overlay: "InUse | None" = None
+
+    def in_use(self, exclude: frozenset[tuple[str, str]] = frozenset()) -> "InUse":
+        if self.overlay is None:
+            self.overlay = super().in_use(exclude).copy()
+        return self.overlay
+
+
+@dataclass
+class Placed:
+    """Where one pod went, or why it could not go anywhere."""
+
+    namespace: str
+    name: str
+    answer: PodAnswer
+    #: the node chosen (None: none fits)
+    node: str | None = None
+    #: (claim namespace/name, AllocationResult) of the claims allocated for it
+    allocations: list[tuple[str, Obj]] = field(default_factory=list)
+
+    @property
+    def placed(self) -> bool:
+        return self.node is not None
+
+    def devices(self) -> list[str]:
+        return [f"{r.get('driver')}/{r.get('pool')}/{r.get('device')}"
+                for _, allocation in self.allocations
+                for r in (allocation.get("devices") or {}).get("results") or ()]
+
+
+class Placer:
+    """Commits pods to nodes one by one over one snapshot (see the module docstring)."""
+
+    def __init__(self, evaluator: PodEvaluator, nodes: Sequence[Obj]) -> None:
+        self.evaluator = evaluator
+        self.nodes = list(nodes)
+        self.by_name = {node_name(n): n for n in self.nodes}
+        self.allocator = OverlayAllocator(evaluator.state, evaluator.gates, evaluator.index)
+        evaluator.allocator = self.allocator
+        self.classes = NodeClasses(self.allocator)
+        evaluator.classes = self.classes
+
+    @property
+    def in_use(self) -> "InUse":
+        return self.allocator.in_use()
+
+    def answer(self, pod: Obj) -> PodAnswer:
+        """The pod's answer in the state committed so far (claims from templates not created
+        yet are taken as they will be created: placing is about what happens then)."""
+        hard, _ = self.evaluator.waiting(pod)
+        if hard:
+            return PodAnswer(WAITING, "; ".join(hard), hard[0], waiting=hard)
+        try:
+            plan = self.evaluator.plan_for(pod)
+        except DraError as exc:
+            return PodAnswer(FAILED, exc.message, f"error: {exc.message}")
+        claims = [f"{r['namespace']}/{r['name']}" for r in plan.claim_refs()]
+        result = self.evaluator.run(plan, self.nodes, in_use=self.in_use, classes=self.classes)
+        return answer_from(result, plan, claims)
+
+    def place(self, pod: Obj, node: str | None = None) -> Placed:
+        """Place ``pod`` on the best node that fits (or on ``node``), committing its devices."""
+        ns, name = pod_key(pod)
+        answer = self.answer(pod)
+        if answer.plan is None or (node is None and not answer.nodes) or (node is not None and node not in answer.nodes):
+            return Placed(ns, name, answer)
+        chosen = node if node is not None else answer.nodes[0]
+        outcome = evaluate_node(self.allocator, answer.plan, self.by_name[chosen], explain_failures=False)
+        if not outcome.allocated:  # (cannot happen: the class answered for this node)
+            return Placed(ns, name, answer)
+        return Placed(ns, name, answer, chosen, self.commit(outcome))
+
+    def commit(self, outcome: NodeOutcome) -> list[tuple[str, Obj]]:
+        """Take the devices of ``outcome``'s new allocations; claims shared by name become allocated."""
+        overlay = self.in_use
+        consumable = self.allocator.features.consumable_capacity
+        fresh: dict[tuple[str, str], list[str]] = {}
+        done: list[tuple[str, Obj]] = []
+        for claim, allocation in outcome.allocations:
+            if claim.allocation is not None:
+                continue  # allocated before: nothing new is taken
+            who = f"{claim.namespace}/{claim.name}"
+            for device in overlay.add_allocation(who, allocation, consumable):
+                fresh.setdefault(device[:2], []).append(device[2])
+            done.append((who, allocation))
+            if not claim.generated:
+                stored = copy.copy(claim.claim)
+                stored["status"] = {**(claim.claim.get("status") or {}), "allocation": allocation}
+                self.evaluator.claims[claim.key] = stored  # the next pods naming it find it allocated
+        seen = self.allocator.pools_for(self.by_name[outcome.node])
+        views = {p.id: p for p in (*seen.pools, *seen.problems)}
+        shared = False
+        for pool_id, names in fresh.items():
+            view = views.get(pool_id)
+            if view is not None:
+                self.allocator.note_allocated(overlay, view, names)
+                shared = shared or any(sv.node_name != outcome.node for sv in view.slices)
+        if shared:
+            self.classes.forget_all()
+        else:
+            self.classes.forget(outcome.node)
+        return done
+
+    def fork(self) -> "Placer":
+        """A copy to try placements on without touching this one (a gang's search)."""
+        other = object.__new__(Placer)
+        other.evaluator = copy.copy(self.evaluator)
+        other.evaluator.claims = dict(self.evaluator.claims)
+        other.nodes = self.nodes
+        other.by_name = self.by_name
+        other.allocator = OverlayAllocator(self.evaluator.state, self.evaluator.gates, self.evaluator.index)
+        other.allocator.overlay = self.in_use.copy()
+        other.evaluator.allocator = other.allocator
+        other.classes = NodeClasses(other.allocator)
+        other.evaluator.classes = other.classes
+        return other
