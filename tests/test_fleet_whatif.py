@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 import pytest
@@ -158,7 +158,7 @@ def test_stranded_claims_are_those_no_running_pod_uses() -> None:
                          {"resource": "pods", "name": "running", "uid": "running"}]),
         _claim("other-consumer", [{"apiGroup": "example.com", "resource": "things", "name": "t", "uid": "u"}]),
     ])
-    now = datetime(2026, 12, 3, tzinfo=timezone.utc)
+    now = datetime(2026, 12, 3, tzinfo=UTC)
     found = {c.name: c for c in stranded_claims(state, now)}
     assert set(found) == {"unreserved", "finished", "gone", "old-uid"}
     assert found["finished"].devices == ("d/p/dev-finished",)
@@ -173,7 +173,7 @@ def test_stranded_since_is_the_last_status_write() -> None:
         {"manager": "kubectl", "time": "2026-12-02T12:00:00Z"}]
     state = ClusterState()
     state.extend([claim])
-    (found,) = stranded_claims(state, datetime(2026, 12, 2, 6, tzinfo=timezone.utc))
+    (found,) = stranded_claims(state, datetime(2026, 12, 2, 6, tzinfo=UTC))
     assert found.since == "2026-12-02T00:00:00Z" and format_age(found.age_seconds) == "6h"
 
 

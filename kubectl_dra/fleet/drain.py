@@ -90,7 +90,7 @@ def check_nodes(state: ClusterState, names: Sequence[str]) -> list[str]:
     """The drained node names; unknown or repeated: an error naming it."""
     check_node_list("drain-check", names)
     known = {node_name(n) for n in state.nodes}
-    known |= {(s.get("spec") or {}).get("nodeName") for s in state.resource_slices}
+    known |= {str((s.get("spec") or {}).get("nodeName")) for s in state.resource_slices}
     for name in names:
         if name not in known:
             raise NotFoundError(f"drain-check: node {name!r} not found in the cluster state")
@@ -123,8 +123,8 @@ def released_claims(state: ClusterState, evicted: Sequence[Obj]) -> tuple[set[tu
                 owned_claims.add((ns, str(owned[entry.get("name")])))
             elif entry.get("resourceClaimName"):
                 key = (ns, str(entry["resourceClaimName"]))
-                claim = claims.get(key)
-                if claim is not None and all((ns, n) in gone_names for n, _ in _reservations(claim)):
+                shared = claims.get(key)
+                if shared is not None and all((ns, n) in gone_names for n, _ in _reservations(shared)):
                     released.add(key)
         extended = (status.get("extendedResourceClaimStatus") or {}).get("resourceClaimName")
         if extended:

@@ -13,7 +13,7 @@ write that emptied reservedFor or allocated it), else from its creation.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from typing import Iterable
 
 from ..state import ClusterState
@@ -52,7 +52,7 @@ def parse_time(text: object) -> datetime | None:
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         return None
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=timezone.utc)
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
 def format_age(seconds: float | None) -> str:
@@ -75,7 +75,7 @@ def _status_written(claim: Obj) -> str | None:
     for entry in (claim.get("metadata") or {}).get("managedFields") or ():
         if isinstance(entry, dict) and entry.get("subresource") == "status" and parse_time(entry.get("time")):
             times.append(str(entry["time"]))
-    return max(times, key=lambda t: parse_time(t) or datetime.min.replace(tzinfo=timezone.utc)) if times else None
+    return max(times, key=lambda t: parse_time(t) or datetime.min.replace(tzinfo=UTC)) if times else None
 
 
 def _devices(allocation: Obj) -> tuple[str, ...]:
@@ -128,7 +128,7 @@ def stranded_claims(state: ClusterState, now: datetime | None = None) -> list[St
     """Every stranded claim of the state (see the module's docstring), oldest first, then by name.
 
     ``now`` is when ages are measured to (default: the current time)."""
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     pods = PodIndex(state.pods)
     found = []
     for claim in state.resource_claims:
