@@ -26,6 +26,7 @@ from ..preview.explained import explain_plan
 from ..limits import FILTER_TIMEOUT
 from .completion import complete_target
 from .options import timeout_option
+from .fleet import group_gang, group_has_claims, render_gang
 from .whatif import whatif_options
 from .common import (
     OUTPUT_FORMATS, check_namespace_flags, cyclic_gc_paused, default_namespace, dump, format_table, gate_options,
@@ -297,6 +298,11 @@ def _run(targets: Sequence[str], filenames: Sequence[str], nodes: Sequence[str],
     file_objects = [(obj, "<stdin>" if path == "-" else path) for path in filenames for obj in load_documents([path])]
     state = load_cluster(state_paths, kubeconfig, kube_context, request_timeout)
     ns = default_namespace(namespace, state_paths, kubeconfig, kube_context)
+    gang = group_gang(state, gates, targets, filenames, ns, all_namespaces, timeout or None) \
+        if output in ("table", "wide") and not nodes else None
+    if gang is not None and not group_has_claims(gang[0]):  # a gang of pods: why each pod goes where it goes
+        click.echo(render_gang(gang[1], no_headers=no_headers))
+        return 0 if gang[1].fits else 1
     plan = resolve_targets(state, targets, file_objects, namespace=ns, gates=gates,
                            explicit_namespace=namespace is not None, warn=warn, all_namespaces=all_namespaces)
     label = " ".join([*targets, *(f"-f {f}" for f in filenames)])
@@ -308,4 +314,9 @@ def _run(targets: Sequence[str], filenames: Sequence[str], nodes: Sequence[str],
         click.echo(text)
     if code == 2:
         every_node_failed(errors)
+    if gang is not None:
+        click.echo("")
+        click.echo(render_gang(gang[1], no_headers=no_headers))
+        if not gang[1].fits:
+            return 1
     return code

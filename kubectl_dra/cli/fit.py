@@ -14,6 +14,8 @@ import click
 
 from ..errors import UsageError
 from .completion import complete_target
+from . import whatif as cli_whatif
+from .options import timeout_option
 from .whatif import whatif_options
 from .common import (
     OUTPUT_FORMATS, check_namespace_flags, cyclic_gc_paused, default_namespace, dump, format_table, gate_options,
@@ -47,6 +49,10 @@ Examples:
               help="Place replicas round-robin over the nodes (default: each on the node the preview ranks first).")
 @click.option("--node", "nodes", multiple=True, metavar="NAME",
               help="Only place replicas on this node (repeatable; default: every node).")
+@click.option("--gang", type=click.IntRange(min=1), metavar="N",
+              help="Do N replicas of a pod or template fit together? Placed one at a time as the scheduler "
+              "places them, then, when that fails, searched for jointly (bounded by --timeout).")
+@timeout_option
 @namespace_options
 @gate_options
 @output_option((*OUTPUT_FORMATS, "name"))
@@ -54,7 +60,7 @@ Examples:
 @whatif_options
 @state_options
 def fit(targets: tuple[str, ...], filenames: tuple[str, ...], replicas: int | None, maximum: int | None,
-        spread: bool, nodes: tuple[str, ...], namespace: str | None, all_namespaces: bool, feature_gates: str | None,
+        spread: bool, nodes: tuple[str, ...], gang: int | None, timeout: float, namespace: str | None, all_namespaces: bool, feature_gates: str | None,
         kubernetes_version: str | None, output: str, no_headers: bool, state_paths: tuple[str, ...],
         kubeconfig: str | None, kube_context: str | None, request_timeout: float) -> None:
     """Count how many more replicas of TARGET fit, where, and what runs out first.
@@ -93,9 +99,40 @@ def fit(targets: tuple[str, ...], filenames: tuple[str, ...], replicas: int | No
     does (with --replicas N: when fewer fit), 2 on usage or input errors.
     """
     check_namespace_flags(namespace, all_namespaces)
+    if gang is not None:
+        sys.exit(_gang(gang, targets, filenames, nodes, namespace, all_namespaces, feature_gates, kubernetes_version,
+                       timeout, no_headers, state_paths, kubeconfig, kube_context, request_timeout))
     code = _run(targets, filenames, replicas, maximum, spread, nodes, namespace, feature_gates, kubernetes_version,
                 output, no_headers, state_paths, kubeconfig, kube_context, request_timeout, all_namespaces)
     sys.exit(code)
+
+
+def _gang(count: int, targets: Sequence[str], filenames: Sequence[str], nodes: Sequence[str], namespace: str | None,
+          all_namespaces: bool, feature_gates: str | None, kubernetes_version: str | None, timeout: float,
+          no_headers: bool, state_paths: Sequence[str], kubeconfig: str | None, kube_context: str | None,
+          request_timeout: float) -> int:
+    """``fit --gang N``: do N replicas fit together? (0 yes, 1 no)."""
+    from ..fleet.evaluate import PodEvaluator
+    from ..fleet.gang import place_gang, replica_pods
+    from ..fleet.placement import Placer
+    from ..preview import candidate_nodes, resolve_targets
+    from ..state import load_documents
+    from .fleet import render_gang
+
+    gates = resolve_gates(feature_gates, kubernetes_version)
+    file_objects = [(obj, "<stdin>" if path == "-" else path) for path in filenames for obj in load_documents([path])]
+    state = load_cluster(state_paths, kubeconfig, kube_context, request_timeout)
+    ns = default_namespace(namespace, state_paths, kubeconfig, kube_context)
+    plan = resolve_targets(state, targets, file_objects, namespace=ns, gates=gates, all_namespaces=all_namespaces)
+    pods = replica_pods(plan, count)
+    candidates = candidate_nodes(state, nodes, warn=warn)
+    with cyclic_gc_paused():
+        placer = Placer(PodEvaluator(state, gates, candidates, timeout=None), candidates)
+        label = " ".join([*targets, *(f"-f {f}" for f in filenames)])
+        result = place_gang(placer, pods, f"{count} replicas of {label}", timeout or None)
+    applied = cli_whatif.current()
+    click.echo(render_gang(result, applied.hypothetical if applied is not None else None, no_headers))
+    return 0 if result.fits else 1
 
 
 def _run(targets: Sequence[str], filenames: Sequence[str], replicas: int | None, maximum: int | None, spread: bool,

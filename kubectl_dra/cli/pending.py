@@ -18,7 +18,7 @@ from .common import (
     load_cluster, name_output, no_headers_option, output_option, resolve_gates, state_options, stderr_is_terminal,
     warn,
 )
-from .fleet import render_stranded
+from .fleet import render_gang, render_stranded
 from .options import timeout_option
 from .whatif import whatif_options
 
@@ -67,6 +67,9 @@ def pending(namespace: str | None, all_namespaces: bool, all_pods: bool, feature
     met, a scheduler backlog, filters beyond DRA). Pods with identical specs (the replicas
     of one Job) are evaluated once.
 
+    Pods of a PodGroup are also placed together, as a gang: pod by pod in the scheduler's
+    order, and when that fails, a search for a joint placement (bounded by --timeout).
+
     After the pods: stranded devices, allocated claims that no running pod uses.
 
     \b
@@ -76,6 +79,7 @@ def pending(namespace: str | None, all_namespaces: bool, all_pods: bool, feature
       pods     [{namespace, name, status (Fits|Unschedulable|Waiting|Error), reason, fit,
                total, nodes (that fit, best first, up to 20), reasons [{reason, nodes}],
                waiting, claims, priority, spec (index of the distinct spec)}]
+      gangs    [{name, status, summary, pods, podByPod, joint, searched, timedOut, steps}]
       stranded [{namespace, name, devices, why, since, ageSeconds}]
     -o name prints pod/NAME for each pending pod that cannot be placed now.
 
@@ -105,7 +109,7 @@ def _run(namespace: str | None, all_namespaces: bool, all_pods: bool, feature_ga
     with cyclic_gc_paused():
         evaluator = PodEvaluator(state, gates, candidates, timeout=timeout or None)
         report = pending_report(state, evaluator, ns, all_pods=all_pods,
-                                progress=_progress if show_progress else None)
+                                progress=_progress if show_progress else None, gang_timeout=timeout or None)
     if show_progress:
         click.echo("\r\x1b[K", err=True, nl=False)
     report.gates = gates_dict(gates)
@@ -154,6 +158,8 @@ def render_table(report: "PendingReport", wide: bool = False, no_headers: bool =
         rows.append(cells)
     if rows:
         out.append(format_table(headers, rows, no_headers))
+    for gang in report.gangs:
+        out += ["", render_gang(gang, report.hypothetical, no_headers)]
     stranded = render_stranded(report.stranded, no_headers)
     if stranded:
         out += ["", stranded]

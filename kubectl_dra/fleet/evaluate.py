@@ -110,6 +110,8 @@ class PodEvaluator:
         for claim in state.resource_claims:
             ns, name = object_key(claim)
             self.claims[(ns or "default", name)] = claim
+        #: PodGroups as placing pods left them (their shared claims created), by (namespace, name)
+        self.groups: dict[tuple[str, str], Obj] = {}
         self.templates: dict[str, list[Obj]] = {}
         for template in state.resource_claim_templates:
             self.templates.setdefault(object_key(template)[0] or "default", []).append(template)
@@ -195,7 +197,8 @@ class PodEvaluator:
             if object_key(obj)[1] in templates:
                 found.append(obj)
         if group:
-            for g in self.state.pod_groups:
+            groups = [self.groups[(ns, group)]] if (ns, group) in self.groups else self.state.pod_groups
+            for g in groups:
                 if object_key(g) == (ns, group):
                     found.append(g)
                     for entry in (g.get("status") or {}).get("resourceClaimStatuses") or ():

@@ -15,6 +15,9 @@ json|yaml``)::
     pods               [{namespace, name, status (Fits|Unschedulable|Waiting|Error), reason,
                          fit, total, nodes (that fit, best first), reasons [{reason, nodes}],
                          waiting [DRA states before the search], claims, priority, spec}]
+    gangs              [{name, status (Fits|FitsJointlyOnly|DoesNotFit|Undecided), summary, pods,
+                         podByPod [{namespace, name, node, devices, reason}], joint (same, or
+                         null), searched, timedOut, steps}] per PodGroup with pending pods
     stranded           [{namespace, name, devices, why, since, ageSeconds}]
 """
 
@@ -28,7 +31,9 @@ from typing import Callable, Sequence
 from ..state import ClusterState
 from ..types import Obj
 from .evaluate import FITS, PodAnswer, PodEvaluator
-from .pods import DraUse, is_pending, pod_key, priority, spec_signature
+from .gang import GangResult, place_gang
+from .placement import Placer
+from .pods import DraUse, is_pending, pod_key, priority, queue_order, spec_signature
 from .stranded import StrandedClaim, stranded_claims
 
 #: nodes that fit listed per pod in the document (the count is exact)
@@ -66,6 +71,8 @@ class PendingReport:
     cordoned: list[str] = field(default_factory=list)
     #: every pending pod (True) or only those with DRA claims (False)
     all_pods: bool = False
+    #: the PodGroups with pending pods, placed as gangs
+    gangs: list[GangResult] = field(default_factory=list)
 
     def groups(self) -> list[tuple[str, int]]:
         """(reason, pods) most pods first, then by reason."""
@@ -88,7 +95,8 @@ class PendingReport:
                 "featureGates": self.gates, "nodes": self.nodes, "hypotheticalNodes": dict(self.hypothetical),
                 "cordoned": list(self.cordoned), "specs": self.specs,
                 "groups": [{"reason": r, "pods": n} for r, n in self.groups()],
-                "pods": [p.to_dict() for p in self.pods], "stranded": [c.to_dict() for c in self.stranded]}
+                "pods": [p.to_dict() for p in self.pods], "gangs": [g.to_dict() for g in self.gangs],
+                "stranded": [c.to_dict() for c in self.stranded]}
 
 
 def pending_pods(state: ClusterState, evaluator: PodEvaluator, namespace: str | None,
@@ -101,7 +109,8 @@ def pending_pods(state: ClusterState, evaluator: PodEvaluator, namespace: str | 
 
 
 def pending_report(state: ClusterState, evaluator: PodEvaluator, namespace: str | None, *, all_pods: bool = False,
-                   now: datetime | None = None, progress: Callable[[int, int], None] | None = None) -> PendingReport:
+                   now: datetime | None = None, progress: Callable[[int, int], None] | None = None,
+                   gang_timeout: float | None = 10.0) -> PendingReport:
     """Every pending pod of ``namespace`` (None: all) with its answer; each distinct spec is
     evaluated once."""
     pods = pending_pods(state, evaluator, namespace, all_pods)
@@ -121,7 +130,24 @@ def pending_report(state: ClusterState, evaluator: PodEvaluator, namespace: str 
     order = {reason: i for i, (reason, _) in enumerate(Counter(p.answer.headline for p in out).most_common())}
     out.sort(key=lambda p: (order[p.answer.headline], p.namespace, p.name))
     stranded = [c for c in stranded_claims(state, now) if namespace is None or c.namespace == namespace]
-    return PendingReport(out, len(answers), len(evaluator.candidates), stranded, all_pods=all_pods)
+    report = PendingReport(out, len(answers), len(evaluator.candidates), stranded, all_pods=all_pods)
+    report.gangs = pending_gangs(evaluator, pods, gang_timeout)
+    return report
+
+
+def pending_gangs(evaluator: PodEvaluator, pods: Sequence[Obj], timeout: float | None) -> list[GangResult]:
+    """For every PodGroup with pending pods among ``pods``: the gang's answer (its pending pods
+    placed pod by pod, then jointly when that fails)."""
+    groups: dict[tuple[str, str], list[Obj]] = {}
+    for pod in pods:
+        group = ((pod.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName")
+        if group:
+            groups.setdefault((pod_key(pod)[0], str(group)), []).append(pod)
+    results = []
+    for (ns, group), members in sorted(groups.items()):
+        placer = Placer(evaluator, evaluator.candidates)
+        results.append(place_gang(placer, queue_order(members), f"podgroup/{ns}/{group}", timeout))
+    return results
 
 
 def _own_claims(answer: PodAnswer, pod: Obj) -> PodAnswer:

@@ -21,9 +21,11 @@ from ..types import Obj
 from .evaluate import PodAnswer, PodEvaluator, answer_from, FAILED, WAITING
 from .nodeclass import NodeClasses
 from .pods import pod_key
+from ..state.snapshot import object_key
 
 if TYPE_CHECKING:
     from ..allocation.inuse import InUse
+    from ..preview.targets import PreviewClaim
 
 
 class OverlayAllocator(Allocator):
@@ -63,13 +65,16 @@ class Placer:
     """Commits pods to nodes one by one over one snapshot (see the module docstring)."""
 
     def __init__(self, evaluator: PodEvaluator, nodes: Sequence[Obj]) -> None:
-        self.evaluator = evaluator
+        # a copy of the evaluator, asking through this placer's allocator (the given one is left as it is)
+        self.evaluator = copy.copy(evaluator)
+        self.evaluator.claims = dict(evaluator.claims)
+        self.evaluator.groups = dict(evaluator.groups)
         self.nodes = list(nodes)
         self.by_name = {node_name(n): n for n in self.nodes}
         self.allocator = OverlayAllocator(evaluator.state, evaluator.gates, evaluator.index)
-        evaluator.allocator = self.allocator
+        self.evaluator.allocator = self.allocator
         self.classes = NodeClasses(self.allocator)
-        evaluator.classes = self.classes
+        self.evaluator.classes = self.classes
 
     @property
     def in_use(self) -> "InUse":
@@ -114,10 +119,13 @@ class Placer:
             for device in overlay.add_allocation(who, allocation, consumable):
                 fresh.setdefault(device[:2], []).append(device[2])
             done.append((who, allocation))
-            if not claim.generated:
+            group = str(claim.origin or "").startswith("podgroup/")
+            if not claim.generated or group:
                 stored = copy.copy(claim.claim)
                 stored["status"] = {**(claim.claim.get("status") or {}), "allocation": allocation}
                 self.evaluator.claims[claim.key] = stored  # the next pods naming it find it allocated
+                if claim.generated:
+                    self._created_for_group(claim)
         seen = self.allocator.pools_for(self.by_name[outcome.node])
         views = {p.id: p for p in (*seen.pools, *seen.problems)}
         shared = False
@@ -132,11 +140,32 @@ class Placer:
             self.classes.forget(outcome.node)
         return done
 
+    def _created_for_group(self, claim: "PreviewClaim") -> None:
+        """A PodGroup's claim from a template, allocated with the group's first pod: the group's
+        status names it from now on, so the next pods of the group share it."""
+        words = str(claim.origin).split(" ")
+        _, ns, group_name = words[0].split("/", 2)
+        template = next((w[len("template/"):] for w in words[1:] if w.startswith("template/")), None)
+        key = (ns, group_name)
+        group = self.evaluator.groups.get(key) or next(
+            (g for g in self.evaluator.state.pod_groups if object_key(g) == key), None)
+        if group is None:
+            return
+        entries = [e for e in (group.get("spec") or {}).get("resourceClaims") or ()
+                   if isinstance(e, dict) and e.get("resourceClaimTemplateName") == template]
+        if len(entries) != 1:
+            return  # (several entries from one template: which one this is cannot be told)
+        status = dict(group.get("status") or {})
+        status["resourceClaimStatuses"] = [*(status.get("resourceClaimStatuses") or ()),
+                                           {"name": entries[0].get("name"), "resourceClaimName": claim.name}]
+        self.evaluator.groups[key] = {**group, "status": status}
+
     def fork(self) -> "Placer":
         """A copy to try placements on without touching this one (a gang's search)."""
         other = object.__new__(Placer)
         other.evaluator = copy.copy(self.evaluator)
         other.evaluator.claims = dict(self.evaluator.claims)
+        other.evaluator.groups = dict(self.evaluator.groups)
         other.nodes = self.nodes
         other.by_name = self.by_name
         other.allocator = OverlayAllocator(self.evaluator.state, self.evaluator.gates, self.evaluator.index)
