@@ -61,21 +61,25 @@ def pending_specs(count: int) -> list[tuple[int, str | None, Obj | None]]:
 
 
 def fleet(nodes: int = 5000, devices: int = 8, running: int = 20000, pending: int = 2000,
-          specs: int = 50) -> list[Obj]:
-    """Nodes × devices; ``running`` pods each holding one device of a node (spread evenly, the
-    first devices of each node); ``pending`` pods, replicas of ``specs`` distinct specs."""
+          specs: int = 50, full: int = 10, empty: int = 15, gang: int = 16) -> list[Obj]:
+    """Nodes × devices; ``running`` pods each holding one device, spread evenly over the nodes
+    (the first ``full`` nodes hold one pod per device, the last ``empty`` nodes none);
+    ``pending`` pods, replicas of ``specs`` distinct specs; and a PodGroup of ``gang`` pending
+    pods that each want a whole node (``devices`` GPUs), one more than there are empty nodes."""
     objs: list[Obj] = [synthetic.device_class("true")]
-    per_node = max(1, running // nodes)
+    middle = max(1, nodes - full - empty)
+    per_node = max(1, (running - full * devices) // middle)
     for i in range(nodes):
         n = synthetic.node(i)
         name = n["metadata"]["name"]
         objs.append(n)
         objs.append(synthetic.plain_slice(name, devices))
-        for d in range(min(per_node, devices)):
+        used = devices if i < full else 0 if i >= nodes - empty else min(per_node, devices)
+        for d in range(used):
             pod = f"run-{i:05d}-{d}"
             claim = f"{pod}-gpu"
             objs.append(_claim(claim, 1, None, name, [f"gpu-{d}"], (pod, f"uid-{pod}")))
-            objs.append(_pod(pod, claim, name))
+            objs.append(_pod(pod, claim, name, priority=d % 3, created=f"2026-12-01T00:{d:02d}:00Z"))
     shapes = pending_specs(specs)
     for p in range(pending):
         devices_wanted, selector, extra = shapes[p % specs]
@@ -83,8 +87,19 @@ def fleet(nodes: int = 5000, devices: int = 8, running: int = 20000, pending: in
         claim = f"{pod}-gpu"
         objs.append(_claim(claim, devices_wanted, selector))
         objs.append(_pod(pod, claim, None, extra, priority=(p % specs) % 3))
+    objs.append({"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
+                 "metadata": {"name": GANG, "namespace": NS}, "spec": {}})
+    for g in range(gang):
+        pod = f"{GANG}-{g:02d}"
+        claim = f"{pod}-gpu"
+        objs.append(_claim(claim, devices, None))
+        objs.append(_pod(pod, claim, None, {"schedulingGroup": {"podGroupName": GANG}}))
     objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
                  "metadata": {"name": "gpu-template", "namespace": NS},
                  "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
                      "deviceClassName": synthetic.CLASS}}]}}}})
     return objs
+
+
+#: the PodGroup of the gang benchmark
+GANG = "gang"

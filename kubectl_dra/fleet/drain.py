@@ -24,7 +24,7 @@ that are not drained, each committed before the next (:mod:`kubectl_dra.fleet.pl
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from ..errors import NotFoundError
 from ..gates import FeatureGates
@@ -37,6 +37,9 @@ from .evaluate import PodEvaluator
 from .pods import DraUse, claim_entries, pod_key, priority, queue_order, runs_on
 from .placement import Placed, Placer
 from .whatif import check_node_list, derived_state
+
+if TYPE_CHECKING:
+    from ..allocation.index import ClusterIndex
 
 MOVES = "Moves"
 STUCK = "Stuck"
@@ -132,6 +135,12 @@ def released_claims(state: ClusterState, evicted: Sequence[Obj]) -> tuple[set[tu
     return owned_claims, released
 
 
+def _deallocated(claim: Obj) -> Obj:
+    """A claim as it is once deallocated: no allocation, reservations or device status."""
+    status = {k: v for k, v in (claim.get("status") or {}).items() if k not in ("allocation", "reservedFor", "devices")}
+    return {**claim, "status": status}
+
+
 def replacement(pod: Obj) -> Obj:
     """The pod its controller creates once ``pod`` is evicted: the same spec, no node, no
     claims of its own yet (they come from the templates again)."""
@@ -153,11 +162,7 @@ def drain_state(state: ClusterState, drained: Sequence[str], all_pods: bool,
         key = (ns or "default", name)
         if key in owned:
             continue  # deleted with its pod; the replacement gets a new one from the template
-        if key in shared:
-            status = {k: v for k, v in (claim.get("status") or {}).items()
-                      if k not in ("allocation", "reservedFor", "devices")}
-            claim = {**claim, "status": status}
-        claims.append(claim)
+        claims.append(_deallocated(claim) if key in shared else claim)
     evicted_keys = {pod_key(p) for p in evicted}
     pods = [p for p in state.pods if pod_key(p) not in evicted_keys]
     new = derived_state(state, resource_claims=claims, pods=pods,
@@ -166,15 +171,27 @@ def drain_state(state: ClusterState, drained: Sequence[str], all_pods: bool,
 
 
 def drain_check(state: ClusterState, gates: FeatureGates, drained: Sequence[str], *, all_pods: bool = False,
-                timeout: float | None = FILTER_TIMEOUT) -> DrainReport:
+                timeout: float | None = FILTER_TIMEOUT, index: "ClusterIndex | None" = None) -> DrainReport:
     """Evict the pods of ``drained`` and place them again (see the module docstring)."""
-    drained = check_nodes(state, drained)
-    new, evicted, released = drain_state(state, drained, all_pods, gates)
     from ..preview import candidate_nodes
 
-    candidates = candidate_nodes(new)
-    evaluator = PodEvaluator(new, gates, candidates, timeout=timeout)
-    placer = Placer(evaluator, candidates)
+    drained = check_nodes(state, drained)
+    gone = set(drained)
+    uses = DraUse(state, gates)
+    evicted = queue_order(p for p in state.pods if runs_on(p, gone) and (all_pods or uses.uses(p)))
+    owned, shared = released_claims(state, evicted)
+    released = owned | shared
+    # the snapshot as loaded, with an overlay: what drain_state writes out as a new state
+    # (the released claims' devices free, the drained nodes out), without indexing it again
+    candidates = [n for n in candidate_nodes(state) if node_name(n) not in gone]
+    evaluator = PodEvaluator(state, gates, candidates, timeout=timeout, index=index)
+    placer = Placer(evaluator, candidates, frozenset(released))
+    for key in owned:
+        placer.evaluator.claims.pop(key, None)
+    for key in shared:
+        claim = placer.evaluator.claims.get(key)
+        if claim is not None:
+            placer.evaluator.claims[key] = _deallocated(claim)
     moves = []
     for pod in evicted:
         placed = placer.place(replacement(pod))

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 import time
+
+import orjson
 from typing import TYPE_CHECKING, Hashable, Sequence
 
 from ..errors import DraError
@@ -22,7 +24,7 @@ from ..limits import FILTER_TIMEOUT
 from ..model.nodes import node_name
 from ..gates import BASE_GATE, effective_gates
 from ..preview.run import ALLOCATED, ERROR, UNSCHEDULABLE as NODE_UNSCHEDULABLE, NodeClaims, NodeOutcome, \
-    PreviewResult, evaluate_node, rank, run_preview
+    evaluate_node, run_preview
 from ..preview.targets import PreviewPlan, Resolver
 from ..state import ClusterState
 from ..state.snapshot import object_key
@@ -76,9 +78,8 @@ class PodAnswer:
     waiting: list[str] = field(default_factory=list)
     #: the claims the pod's answer covers (namespace/name, as the preview names them)
     claims: list[str] = field(default_factory=list)
-    #: the plan and run behind the answer (None when no search ran): for gang and drain
+    #: the plan behind the answer (None when no search ran): for gang and drain
     plan: PreviewPlan | None = field(default=None, repr=False, compare=False)
-    result: PreviewResult | None = field(default=None, repr=False, compare=False)
 
     @property
     def fits(self) -> bool:
@@ -117,6 +118,10 @@ class PodEvaluator:
             self.templates.setdefault(object_key(template)[0] or "default", []).append(template)
         self.class_names = {object_key(c)[1] for c in state.device_classes}
         self._refiner: "SelectionRefiner | None" = None
+        #: node names by id of the node object (the object held beside it), placement keys by node
+        self._names: dict[int, str] = {}
+        self._named: dict[int, Obj] = {}
+        self._placements: dict[tuple[str, tuple[str, ...]], Hashable] = {}
         #: the node classes under the snapshot's in-use devices (see run)
         self.classes = NodeClasses(self.allocator)
 
@@ -210,42 +215,67 @@ class PodEvaluator:
         return found
 
     def run(self, plan: PreviewPlan, nodes: Sequence[Obj] | None = None, in_use: "InUse | None" = None,
-            classes: NodeClasses | None = None) -> PreviewResult:
+            classes: NodeClasses | None = None) -> "Groups":
         """The preview's per-node evaluation of ``plan`` on ``nodes`` (default: the candidates),
-        with explain's reasons for nodes that do not fit, ranked as the preview ranks them.
+        with explain's reasons for nodes that do not fit, as groups of nodes with one answer.
 
-        Each node's own checks run on that node; the allocation runs once per node class
-        (:mod:`kubectl_dra.fleet.nodeclass`) and its answer stands for the class's other
-        nodes, which then carry no allocations (evaluate the node itself for those).
+        Each node's own checks (node selector, affinity, taints, claims allocated elsewhere)
+        run on that node, or once for nodes alike in what those checks read
+        (:func:`placement_keys`); the allocation runs once per node class
+        (:mod:`kubectl_dra.fleet.nodeclass`) and stands for the class's other nodes.
         ``in_use``/``classes``: the allocator's in-use devices and the classes under them
         (default: the snapshot's)."""
         nodes = self.candidates if nodes is None else nodes
         gates = effective_gates(self.gates)
         if not gates.enabled(BASE_GATE) or not nodes:
-            return run_preview(self.state, plan, gates, nodes, allocator=self.allocator, index=self.index,
-                               timeout=self.timeout, explain_failures=True)
+            result = run_preview(self.state, plan, gates, nodes, allocator=self.allocator, index=self.index,
+                                 timeout=self.timeout, explain_failures=True)
+            return Groups([(o, [o.node]) for o in result.nodes], len(result.nodes))
         if classes is None:
             classes = self.classes
         if in_use is None:
             in_use = self.allocator.in_use()
         deadline = time.monotonic() + self.timeout if self.timeout else None
         same = NodeClaims.of(plan, nodes[0]) if not plan.extended else None
-        answers: dict[Hashable, NodeOutcome] = {}
-        outcomes = []
+        placement = placement_keys(plan) if same is not None else None
+        groups: dict[Hashable, tuple[NodeOutcome, list[str]]] = {}
+        names = self._names
         for node in nodes:
-            name = node_name(node)
+            name = names.get(id(node))
+            if name is None or self._named[id(node)] is not node:
+                name = names[id(node)] = node_name(node)
+                self._named[id(node)] = node
+            if placement is not None:
+                # the node's own checks read only these labels, its taints and unschedulable:
+                # nodes alike in those and in their class get one answer
+                key: Hashable = (classes.key(node, in_use, name), self._placement(node, name, placement))
+                group = groups.get(key)
+                if group is None:
+                    blockers = plan.blockers(node)
+                    outcome = NodeOutcome(name, NODE_UNSCHEDULABLE, reasons=blockers) if blockers \
+                        else self.evaluate_node(plan, node, deadline, same)
+                    groups[key] = (outcome, [name])
+                else:
+                    group[1].append(name)
+                continue
             blockers = plan.blockers(node)
             if blockers:
-                outcomes.append(NodeOutcome(name, NODE_UNSCHEDULABLE, reasons=blockers))
+                groups[("blocked", name)] = (NodeOutcome(name, NODE_UNSCHEDULABLE, reasons=blockers), [name])
                 continue
-            key = (classes.key(node, in_use), None if same is not None else name)
-            known = answers.get(key)
-            if known is None:
-                known = answers[key] = self.evaluate_node(plan, node, deadline, same)
-                outcomes.append(known)
+            key = (classes.key(node, in_use, name), None if same is not None else name)
+            group = groups.get(key)
+            if group is None:
+                groups[key] = (self.evaluate_node(plan, node, deadline, same), [name])
             else:
-                outcomes.append(_alike(known, name))
-        return PreviewResult(plan=plan, gates=gates, nodes=rank(outcomes))
+                group[1].append(name)
+        return Groups(list(groups.values()), len(nodes))
+
+    def _placement(self, node: Obj, name: str, keys: tuple[str, ...]) -> Hashable:
+        """:func:`node_placement`, remembered per node and keys."""
+        found = self._placements.get((name, keys))
+        if found is None:
+            found = self._placements[(name, keys)] = node_placement(node, keys)
+        return found
 
     def evaluate_node(self, plan: PreviewPlan, node: Obj, deadline: float | None = None,
                       claims: NodeClaims | None = None) -> NodeOutcome:
@@ -278,6 +308,38 @@ class PodEvaluator:
         return answer_from(result, plan, claims, soft)
 
 
+def placement_keys(plan: PreviewPlan) -> tuple[str, ...] | None:
+    """The node label keys the plan's pods' own node checks read (node selector, required node
+    affinity), when those checks read nothing else of a node but its taints and whether it is
+    unschedulable; None when they may read the node's name (a pod bound by name, a field
+    selector, a claim allocated with a node selector)."""
+    keys: set[str] = set()
+    for claim in plan.claims:
+        if claim.allocation is not None and claim.allocation.get("nodeSelector"):
+            return None
+    for pod in plan.pods:
+        spec = pod.get("spec") or {}
+        if spec.get("nodeName"):
+            return None
+        keys.update(str(k) for k in (spec.get("nodeSelector") or {}))
+        required = (((spec.get("affinity") or {}).get("nodeAffinity") or {})
+                    .get("requiredDuringSchedulingIgnoredDuringExecution")) or {}
+        for term in required.get("nodeSelectorTerms") or ():
+            if not isinstance(term, dict) or term.get("matchFields"):
+                return None
+            keys.update(str(e.get("key")) for e in term.get("matchExpressions") or () if isinstance(e, dict))
+    return tuple(sorted(keys))
+
+
+def node_placement(node: Obj, keys: tuple[str, ...]) -> Hashable:
+    """What a pod's own node checks read of ``node`` (see :func:`placement_keys`)."""
+    labels = (node.get("metadata") or {}).get("labels") or {}
+    spec = node.get("spec") or {}
+    taints = spec.get("taints")
+    return (tuple(labels.get(k) for k in keys), bool(spec.get("unschedulable")),
+            orjson.dumps(taints, option=orjson.OPT_SORT_KEYS) if taints else b"")
+
+
 def _headline(ordered: Sequence[tuple[str, int]]) -> str:
     """The reason a pod is grouped under: the most frequent among the nodes the pod may go to
     (not refused by its own placement, the scheduler's ``node(s) …`` words), else the most frequent."""
@@ -287,20 +349,42 @@ def _headline(ordered: Sequence[tuple[str, int]]) -> str:
     return ordered[0][0] if ordered else "no nodes"
 
 
-def _alike(outcome: NodeOutcome, name: str) -> NodeOutcome:
-    """``outcome`` of a node of the same class, for node ``name`` (names in reasons follow)."""
-    old = outcome.node
-    return NodeOutcome(name, outcome.status, score=outcome.score,
-                       reasons=[r.replace(old, name) for r in outcome.reasons],
-                       error=outcome.error.replace(old, name) if outcome.error else outcome.error)
+@dataclass
+class Groups:
+    """A pod's answer per group of nodes: (the answer for the group's first node, every node of
+    the group); other nodes' answers are the first's with its name replaced by theirs."""
+
+    groups: list[tuple[NodeOutcome, list[str]]]
+    total: int
+
+    def fitting(self) -> list[str]:
+        """The nodes that fit, ranked as the preview ranks them (score, then name)."""
+        ranked = sorted(((-o.score, name) for o, names in self.groups if o.allocated for name in names))
+        return [name for _, name in ranked]
+
+    def reason_counts(self) -> list[tuple[str, int]]:
+        """(explain's node reason, nodes) for the nodes that do not fit, most frequent first."""
+        counts: Counter[str] = Counter()
+        for outcome, names in self.groups:
+            if outcome.allocated:
+                continue
+            reason = node_reason(outcome)
+            if outcome.node in reason:  # (a reason naming the node: each node's own words)
+                counts.update(reason.replace(outcome.node, name) for name in names)
+            else:
+                counts[reason] += len(names)
+        return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+    @property
+    def all_errors(self) -> bool:
+        return bool(self.groups) and all(o.status == ERROR for o, _ in self.groups)
 
 
-def answer_from(result: PreviewResult, plan: PreviewPlan, claims: list[str], soft: Sequence[str] = ()) -> PodAnswer:
-    """A pod's answer from its preview run (``soft``: claims not created yet)."""
-    total = len(result.nodes)
-    fitting = [o.node for o in result.fitting]
-    counts = Counter(node_reason(o) for o in result.nodes if not o.allocated)
-    ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+def answer_from(result: Groups, plan: PreviewPlan, claims: list[str], soft: Sequence[str] = ()) -> PodAnswer:
+    """A pod's answer from its evaluation (``soft``: claims not created yet)."""
+    total = result.total
+    fitting = result.fitting()
+    ordered = result.reason_counts()
     waiting = list(soft)
     if fitting:
         status = FITS
@@ -316,8 +400,7 @@ def answer_from(result: PreviewResult, plan: PreviewPlan, claims: list[str], sof
         reason = "; ".join(waiting) + f"; once created: {reason}"
         headline = f"ResourceClaim from a template not created yet ({then})"
         status = WAITING
-    return PodAnswer(status, reason, headline, len(fitting), total, fitting, ordered, waiting, claims,
-                     plan=plan, result=result)
+    return PodAnswer(status, reason, headline, len(fitting), total, fitting, ordered, waiting, claims, plan=plan)
 
 
 def node_names(nodes: Sequence[Obj]) -> list[str]:

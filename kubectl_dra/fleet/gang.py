@@ -96,15 +96,39 @@ class GangResult:
                 "searched": self.searched, "timedOut": self.timed_out, "steps": self.steps}
 
 
-def _symmetry(placer: Placer, node: Obj) -> Hashable:
+def label_keys(pods: Sequence[Obj]) -> tuple[str, ...] | None:
+    """The node label keys anything in the pods' specs may read (node selectors, affinity,
+    topology keys of spreading and pod affinity); None when they may read a node's name."""
+    keys: set[str] = set()
+    stack: list[object] = []
+    for pod in pods:
+        spec = pod.get("spec") or {}
+        keys.update(str(k) for k in (spec.get("nodeSelector") or {}))
+        stack += [spec.get("affinity"), spec.get("topologySpreadConstraints")]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if item.get("matchFields"):
+                return None
+            for field_name in ("key", "topologyKey"):
+                if isinstance(item.get(field_name), str):
+                    keys.add(item[field_name])
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return tuple(sorted(keys))
+
+
+def _symmetry(placer: Placer, node: Obj, keys: tuple[str, ...] | None) -> Hashable:
     """Nodes with equal keys are interchangeable for the rest of a gang: same class under the
-    current devices in use, same labels (those naming the node itself aside) and taints."""
-    name = node_name(node)
-    meta = node.get("metadata") or {}
-    labels = {k: v for k, v in (meta.get("labels") or {}).items() if v != name}
+    current devices in use, same values of the labels the gang's pods read (``keys``; None:
+    the node's name may matter, so no two nodes are alike), same taints."""
+    if keys is None:
+        return node_name(node)
+    labels = (node.get("metadata") or {}).get("labels") or {}
     spec = node.get("spec") or {}
-    return (placer.classes.key(node, placer.in_use),
-            orjson.dumps([labels, spec.get("taints"), spec.get("unschedulable")], option=orjson.OPT_SORT_KEYS))
+    return (placer.classes.key(node, placer.in_use, node_name(node)), tuple(labels.get(k) for k in keys),
+            orjson.dumps([spec.get("taints"), spec.get("unschedulable")], option=orjson.OPT_SORT_KEYS))
 
 
 def place_gang(placer: Placer, pods: Sequence[Obj], name: str, timeout: float | None) -> GangResult:
@@ -124,6 +148,7 @@ def place_gang(placer: Placer, pods: Sequence[Obj], name: str, timeout: float | 
     result.searched = True
     deadline = time.monotonic() + timeout if timeout else None
     counter = [0]
+    keys = label_keys(pods)
 
     def search(current: Placer, i: int) -> list[Placed] | None:
         if i == len(pods):
@@ -133,7 +158,7 @@ def place_gang(placer: Placer, pods: Sequence[Obj], name: str, timeout: float | 
         answer = current.answer(pods[i])
         tried: set[Hashable] = set()
         for candidate in answer.nodes:
-            key = _symmetry(current, current.by_name[candidate])
+            key = _symmetry(current, current.by_name[candidate], keys)
             if key in tried:
                 continue
             tried.add(key)

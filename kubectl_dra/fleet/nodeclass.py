@@ -46,6 +46,13 @@ class NodeClasses:
         self._content: dict[int, tuple["Pool", bytes]] = {}
         self._keys: dict[str, Hashable] = {}
 
+    def copy(self, allocator: "Allocator") -> "NodeClasses":
+        """The same classes for an allocator whose in-use devices are a copy of this one's."""
+        other = NodeClasses(allocator)
+        other._content = self._content
+        other._keys = dict(self._keys)
+        return other
+
     def forget(self, *names: str) -> None:
         """Devices were taken on these nodes (or on pools they see): work their classes out again."""
         for name in names:
@@ -54,9 +61,10 @@ class NodeClasses:
     def forget_all(self) -> None:
         self._keys.clear()
 
-    def key(self, node: Mapping[str, Any], in_use: "InUse") -> Hashable:
-        """The node's class under ``in_use``."""
-        name = node_name(node)
+    def key(self, node: Mapping[str, Any], in_use: "InUse", name: str | None = None) -> Hashable:
+        """The node's class under ``in_use`` (``name``: the node's, when the caller has it)."""
+        if name is None:
+            name = node_name(node)
         found = self._keys.get(name)
         if found is None:
             found = self._keys[name] = self._key(node, name, in_use)

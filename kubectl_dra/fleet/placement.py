@@ -64,7 +64,9 @@ class Placed:
 class Placer:
     """Commits pods to nodes one by one over one snapshot (see the module docstring)."""
 
-    def __init__(self, evaluator: PodEvaluator, nodes: Sequence[Obj]) -> None:
+    def __init__(self, evaluator: PodEvaluator, nodes: Sequence[Obj],
+                 released: frozenset[tuple[str, str]] = frozenset()) -> None:
+        """``released``: claims (namespace, name) whose devices count as free from the start."""
         # a copy of the evaluator, asking through this placer's allocator (the given one is left as it is)
         self.evaluator = copy.copy(evaluator)
         self.evaluator.claims = dict(evaluator.claims)
@@ -72,6 +74,7 @@ class Placer:
         self.nodes = list(nodes)
         self.by_name = {node_name(n): n for n in self.nodes}
         self.allocator = OverlayAllocator(evaluator.state, evaluator.gates, evaluator.index)
+        self.allocator.overlay = Allocator.in_use(self.allocator, released).copy()
         self.evaluator.allocator = self.allocator
         self.classes = NodeClasses(self.allocator)
         self.evaluator.classes = self.classes
@@ -171,6 +174,6 @@ class Placer:
         other.allocator = OverlayAllocator(self.evaluator.state, self.evaluator.gates, self.evaluator.index)
         other.allocator.overlay = self.in_use.copy()
         other.evaluator.allocator = other.allocator
-        other.classes = NodeClasses(other.allocator)
+        other.classes = self.classes.copy(other.allocator)
         other.evaluator.classes = other.classes
         return other
