@@ -70,7 +70,7 @@ def fleet(nodes: int = 5000, devices: int = 8, running: int = 20000, pending: in
     middle = max(1, nodes - full - empty)
     per_node = max(1, (running - full * devices) // middle)
     for i in range(nodes):
-        n = synthetic.node(i)
+        n = {**synthetic.node(i), "status": {"allocatable": {"cpu": "64", "memory": "512Gi", "pods": "110"}}}
         name = n["metadata"]["name"]
         objs.append(n)
         objs.append(synthetic.plain_slice(name, devices))

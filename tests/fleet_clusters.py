@@ -11,9 +11,10 @@ DRIVER = "gpu.example.com"
 NS = "team"
 
 
-def node(name: str, zone: str, taint: bool = False) -> Obj:
+def node(name: str, zone: str, taint: bool = False, cpu: str = "8") -> Obj:
     obj: Obj = {"apiVersion": "v1", "kind": "Node",
-                "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "zone": zone}}}
+                "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "zone": zone}},
+                "status": {"allocatable": {"cpu": cpu, "memory": "64Gi", "pods": "110"}}}
     if taint:
         obj["spec"] = {"taints": [{"key": "maintenance", "effect": "NoSchedule"}]}
     return obj
@@ -53,8 +54,11 @@ def allocate(obj: Obj, node_name: str, devices: list[str], pod: str | None) -> O
 
 def pod(name: str, claim_name: str | None, node_name: str | None = None, zone: str | None = None,
         priority: int = 0, created: str = "2026-12-01T00:00:00Z", template: str = "one-gpu",
-        group: str | None = None) -> Obj:
-    spec: Obj = {"containers": [{"name": "main", "image": "x", "resources": {"claims": [{"name": "gpu"}]}}],
+        group: str | None = None, cpu: str | None = None) -> Obj:
+    resources: Obj = {"claims": [{"name": "gpu"}]}
+    if cpu:
+        resources["requests"] = {"cpu": cpu}
+    spec: Obj = {"containers": [{"name": "main", "image": "x", "resources": resources}],
                  "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": template}]}
     if node_name:
         spec["nodeName"] = node_name
@@ -87,20 +91,20 @@ def generated(seed: int) -> list[Obj]:
     for i in range(nodes):
         name = f"node-{i}"
         devices = rng.choice([0, 2, 4])
-        objs.append(node(name, f"z{i % 2}", taint=rng.random() < 0.15))
+        objs.append(node(name, f"z{i % 2}", taint=rng.random() < 0.15, cpu=rng.choice(["4", "8"])))
         if devices:
             objs.append(gpu_slice(name, devices, model=rng.choice("ab")))
         for d in range(devices):
             if rng.random() < 0.4:
                 pod_name = f"run-{i}-{d}"
                 objs.append(allocate(claim(f"{pod_name}-gpu"), name, [f"gpu-{d}"], pod_name))
-                objs.append(pod(pod_name, f"{pod_name}-gpu", name))
-    specs = [(rng.choice([1, 2, 3]), rng.choice([None, "a", "b"]), rng.choice([None, "z0", "z1"]))
-             for _ in range(rng.randint(1, 4))]
+                objs.append(pod(pod_name, f"{pod_name}-gpu", name, cpu=rng.choice([None, "2"])))
+    specs = [(rng.choice([1, 2, 3]), rng.choice([None, "a", "b"]), rng.choice([None, "z0", "z1"]),
+              rng.choice([None, None, "3"])) for _ in range(rng.randint(1, 4))]
     for p in range(rng.randint(1, 6)):
-        count, model, zone = specs[p % len(specs)]
+        count, model, zone, cpu = specs[p % len(specs)]
         name = f"job{p % len(specs)}-{p}"
         objs.append(claim(f"{name}-gpu", count, model))
         objs.append(pod(name, f"{name}-gpu", zone=zone, priority=rng.choice([0, 0, 10]),
-                        created=f"2026-12-01T00:00:{p:02d}Z"))
+                        created=f"2026-12-01T00:00:{p:02d}Z", cpu=cpu))
     return objs

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kubectl_dra.explain.plan import explain_plan
+from kubectl_dra.preview.explained import explain_plan
 from kubectl_dra.fleet.evaluate import FITS, WAITING, PodEvaluator
 from kubectl_dra.fleet.pending import pending_report
 from kubectl_dra.gates import FeatureGates
 from kubectl_dra.preview import candidate_nodes, resolve_targets
-from kubectl_dra.state import ClusterState
+from kubectl_dra.state import ClusterState, load_state
 
 from . import fleet_clusters as fc
 from .cli_support import run
@@ -127,5 +127,6 @@ def test_cli_table_json_and_name(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 def test_pending_on_the_demo(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "pending", "-A", "--state", DEMO)
-    assert "3 pending pods with DRA claims" in out.splitlines()[0]
+    pending = [p for p in load_state([DEMO]).pods if not p["spec"].get("nodeName") and p["spec"].get("resourceClaims")]
+    assert out.splitlines()[0].startswith(f"{len(pending)} pending pods with DRA claims: ")
     assert "ml-team/render-vgpu" in out  # the stranded vGPU

@@ -185,6 +185,8 @@ def drain_check(state: ClusterState, gates: FeatureGates, drained: Sequence[str]
     # (the released claims' devices free, the drained nodes out), without indexing it again
     candidates = [n for n in candidate_nodes(state) if node_name(n) not in gone]
     evaluator = PodEvaluator(state, gates, candidates, timeout=timeout, index=index)
+    for pod in evicted:
+        evaluator.scheduling.remove_pod(*pod_key(pod))  # its requests and ports leave the node with it
     placer = Placer(evaluator, candidates, frozenset(released))
     for key in owned:
         placer.evaluator.claims.pop(key, None)

@@ -23,12 +23,15 @@ from ..errors import DraError
 from ..limits import FILTER_TIMEOUT
 from ..model.nodes import node_name
 from ..gates import BASE_GATE, effective_gates
-from ..preview.run import ALLOCATED, ERROR, UNSCHEDULABLE as NODE_UNSCHEDULABLE, NodeClaims, NodeOutcome, \
+from ..preview.run import ALLOCATED, ERROR, NodeClaims, NodeOutcome, \
     evaluate_node, run_preview
 from ..preview.targets import PreviewPlan, Resolver
 from ..state import ClusterState
 from ..state.snapshot import object_key
 from ..types import Obj
+from ..explain.verdict import NodeReasons
+from ..preview.pods import PlanPods
+from ..scheduling import SchedulingIndex
 from .nodeclass import NodeClasses
 from .pods import claim_entries, pod_key
 
@@ -36,7 +39,7 @@ if TYPE_CHECKING:
     from ..allocation import Allocator
     from ..allocation.index import ClusterIndex
     from ..allocation.inuse import InUse
-    from ..explain import SelectionRefiner
+    from ..scheduling.nodeinfo import NodeInfo
     from ..gates import FeatureGates
 
 #: upstream's ResourceClaimReservedForMaxSize
@@ -117,7 +120,10 @@ class PodEvaluator:
         for template in state.resource_claim_templates:
             self.templates.setdefault(object_key(template)[0] or "default", []).append(template)
         self.class_names = {object_key(c)[1] for c in state.device_classes}
-        self._refiner: "SelectionRefiner | None" = None
+        #: the reasons every command gives for a node (one per run over this snapshot)
+        self.reasons = NodeReasons(state, gates, self.index)
+        #: the snapshot's NodeInfo (bound pods per node) for the scheduler's other filters
+        self.scheduling = SchedulingIndex.of_state(state, self.candidates)
         #: node names by id of the node object (the object held beside it), placement keys by node
         self._names: dict[int, str] = {}
         self._named: dict[int, Obj] = {}
@@ -237,8 +243,13 @@ class PodEvaluator:
             in_use = self.allocator.in_use()
         deadline = time.monotonic() + self.timeout if self.timeout else None
         same = NodeClaims.of(plan, nodes[0]) if not plan.extended else None
-        placement = placement_keys(plan) if same is not None else None
+        pods = PlanPods(self.scheduling, plan) if plan.pods else None
+        interacts = pods is not None and any(f.interacts for f in pods.filters)
+        # the node's own checks read only some labels, its taints, unschedulable and (for
+        # pods) its NodeInfo: nodes alike in those, and in their class, get one answer
+        placement = placement_keys(plan) if same is not None and not interacts else None
         groups: dict[Hashable, tuple[NodeOutcome, list[str]]] = {}
+        refused: dict[Hashable, bool] = {}
         names = self._names
         for node in nodes:
             name = names.get(id(node))
@@ -246,26 +257,21 @@ class PodEvaluator:
                 name = names[id(node)] = node_name(node)
                 self._named[id(node)] = node
             if placement is not None:
-                # the node's own checks read only these labels, its taints and unschedulable:
-                # nodes alike in those and in their class get one answer
-                key: Hashable = (classes.key(node, in_use, name), self._placement(node, name, placement))
-                group = groups.get(key)
-                if group is None:
-                    blockers = plan.blockers(node)
-                    outcome = NodeOutcome(name, NODE_UNSCHEDULABLE, reasons=blockers) if blockers \
-                        else self.evaluate_node(plan, node, deadline, same)
-                    groups[key] = (outcome, [name])
-                else:
-                    group[1].append(name)
-                continue
-            blockers = plan.blockers(node)
-            if blockers:
-                groups[("blocked", name)] = (NodeOutcome(name, NODE_UNSCHEDULABLE, reasons=blockers), [name])
-                continue
-            key = (classes.key(node, in_use, name), None if same is not None else name)
+                own: Hashable = (self._placement(node, name, placement),
+                                 None if pods is None else _info_signature(self.scheduling.get(name)))
+                blocked = refused.get(own)
+                if blocked is None:
+                    blocked = refused[own] = (pods.filter(name) is not None or bool(plan.claim_blockers(node))) \
+                        if pods is not None else bool(plan.blockers(node))
+                key: Hashable = ("refused", own) if blocked else ("class", classes.key(node, in_use, name))
+            else:
+                blocked = (pods.filter(name) is not None or bool(plan.claim_blockers(node))) if pods is not None \
+                    else bool(plan.blockers(node))
+                key = ("refused", name) if blocked else \
+                    ("class", classes.key(node, in_use, name), None if same is not None else name)
             group = groups.get(key)
             if group is None:
-                groups[key] = (self.evaluate_node(plan, node, deadline, same), [name])
+                groups[key] = (self.evaluate_node(plan, node, deadline, same, pods), [name])
             else:
                 group[1].append(name)
         return Groups(list(groups.values()), len(nodes))
@@ -278,21 +284,13 @@ class PodEvaluator:
         return found
 
     def evaluate_node(self, plan: PreviewPlan, node: Obj, deadline: float | None = None,
-                      claims: NodeClaims | None = None) -> NodeOutcome:
-        """The preview's evaluation of one node; a node that does not fit is evaluated again
-        with explain's tracer and refiner, so that its reason is the one explain gives."""
-        outcome = evaluate_node(self.allocator, plan, node, explain_failures=False, deadline=deadline, claims=claims)
-        if outcome.status != NODE_UNSCHEDULABLE or plan.blockers(node):
-            return outcome
-        from ..explain import ExplainTracer, SelectionRefiner
-
-        if self._refiner is None:
-            self._refiner = SelectionRefiner(self.state, self.gates, self.index)
-        tracer = ExplainTracer(node_name(node), refine=self._refiner)
-        traced = evaluate_node(self.allocator, plan, node, tracer=tracer, explain_failures=True, deadline=deadline,
-                               claims=claims)
-        traced.tracer = None  # (the trace is not kept: answers hold only their words)
-        return traced
+                      claims: NodeClaims | None = None, pods: "PlanPods | None" = None) -> NodeOutcome:
+        """The preview's evaluation of one node (the scheduler's filters for the plan's pods,
+        then the allocation), with the reason every command gives for a node that does not fit."""
+        outcome = evaluate_node(self.allocator, plan, node, explain_failures=True, deadline=deadline, claims=claims,
+                                reasons=self.reasons, pods=pods)
+        outcome.tracer = None  # (the trace is not kept: answers hold only their words)
+        return outcome
 
     def evaluate(self, pod: Obj) -> PodAnswer:
         """The answer for ``pod`` alone in the state."""
@@ -329,6 +327,15 @@ def placement_keys(plan: PreviewPlan) -> tuple[str, ...] | None:
                 return None
             keys.update(str(e.get("key")) for e in term.get("matchExpressions") or () if isinstance(e, dict))
     return tuple(sorted(keys))
+
+
+def _info_signature(info: "NodeInfo | None") -> Hashable:
+    """What the scheduler's resource, port and pod-count filters read of a node's NodeInfo."""
+    if info is None:
+        return None
+    return (len(info.pods), tuple(sorted(info.requested.items())),
+            tuple(sorted((info.allocatable or {}).items())) if info.allocatable is not None else None,
+            tuple(sorted((ip, tuple(sorted(ports))) for ip, ports in info.used_ports.items())))
 
 
 def node_placement(node: Obj, keys: tuple[str, ...]) -> Hashable:

@@ -142,6 +142,7 @@ def place_gang(placer: Placer, pods: Sequence[Obj], name: str, timeout: float | 
         greedy.append(placed)
         if not placed.placed:
             break
+    work.release()
     result = GangResult(name, greedy, pods=refs)
     if result.greedy_fits:
         return result
@@ -165,11 +166,14 @@ def place_gang(placer: Placer, pods: Sequence[Obj], name: str, timeout: float | 
             counter[0] += 1
             fork = current.fork()
             placed = fork.place(pods[i], candidate)
-            if not placed.placed:
-                continue
-            rest = search(fork, i + 1)
-            if rest is not None:
-                return [placed, *rest]
+            try:
+                if not placed.placed:
+                    continue
+                rest = search(fork, i + 1)
+                if rest is not None:
+                    return [placed, *rest]
+            finally:
+                fork.release()  # (the NodeInfo index is shared: leave it as it was)
         return None
 
     try:

@@ -1,5 +1,6 @@
 """Placing pods one after another, each committed before the next, as kube-scheduler binds
-them: the state the later pods see holds the devices the earlier ones took.
+them: the state the later pods see holds the devices the earlier ones took, and the pods
+themselves (their requests, ports and labels, in the NodeInfo index the other filters read).
 
 A :class:`Placer` owns an allocator whose in-use devices are an overlay of the snapshot's
 (the snapshot itself is never changed), the node classes under that overlay, and the claims
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Sequence
 from ..allocation import Allocator
 from ..errors import DraError
 from ..model.nodes import node_name
+from ..preview.pods import PlanPods
 from ..preview.run import NodeOutcome, evaluate_node
 from ..types import Obj
 from .evaluate import PodAnswer, PodEvaluator, answer_from, FAILED, WAITING
@@ -73,6 +75,8 @@ class Placer:
         self.evaluator.groups = dict(evaluator.groups)
         self.nodes = list(nodes)
         self.by_name = {node_name(n): n for n in self.nodes}
+        #: pods this placer bound in the evaluator's NodeInfo index (shared with its forks)
+        self.bound: list[tuple[str, str]] = []
         self.allocator = OverlayAllocator(evaluator.state, evaluator.gates, evaluator.index)
         self.allocator.overlay = Allocator.in_use(self.allocator, released).copy()
         self.evaluator.allocator = self.allocator
@@ -104,10 +108,19 @@ class Placer:
         if answer.plan is None or (node is None and not answer.nodes) or (node is not None and node not in answer.nodes):
             return Placed(ns, name, answer)
         chosen = node if node is not None else answer.nodes[0]
-        outcome = evaluate_node(self.allocator, answer.plan, self.by_name[chosen], explain_failures=False)
+        pods = PlanPods(self.evaluator.scheduling, answer.plan) if answer.plan.pods else None
+        outcome = evaluate_node(self.allocator, answer.plan, self.by_name[chosen], explain_failures=False, pods=pods)
         if not outcome.allocated:  # (cannot happen: the class answered for this node)
             return Placed(ns, name, answer)
-        return Placed(ns, name, answer, chosen, self.commit(outcome))
+        allocations = self.commit(outcome)
+        self.evaluator.scheduling.add_pod(pod, chosen)  # its requests, ports and labels count from now on
+        self.bound.append((ns, name))
+        return Placed(ns, name, answer, chosen, allocations)
+
+    def release(self) -> None:
+        """Unbind the pods this placer bound in the (shared) NodeInfo index, last first."""
+        while self.bound:
+            self.evaluator.scheduling.remove_pod(*self.bound.pop())
 
     def commit(self, outcome: NodeOutcome) -> list[tuple[str, Obj]]:
         """Take the devices of ``outcome``'s new allocations; claims shared by name become allocated."""
@@ -165,12 +178,14 @@ class Placer:
 
     def fork(self) -> "Placer":
         """A copy to try placements on without touching this one (a gang's search)."""
+        # (the NodeInfo index is shared: a fork's binds are undone with its release())
         other = object.__new__(Placer)
         other.evaluator = copy.copy(self.evaluator)
         other.evaluator.claims = dict(self.evaluator.claims)
         other.evaluator.groups = dict(self.evaluator.groups)
         other.nodes = self.nodes
         other.by_name = self.by_name
+        other.bound = []
         other.allocator = OverlayAllocator(self.evaluator.state, self.evaluator.gates, self.evaluator.index)
         other.allocator.overlay = self.in_use.copy()
         other.evaluator.allocator = other.allocator
