@@ -187,6 +187,7 @@ def drain_check(state: ClusterState, gates: FeatureGates, drained: Sequence[str]
     evaluator = PodEvaluator(state, gates, candidates, timeout=timeout, index=index)
     for pod in evicted:
         evaluator.scheduling.remove_pod(*pod_key(pod))  # its requests and ports leave the node with it
+        evaluator.touched(str((pod.get("spec") or {}).get("nodeName")))
     placer = Placer(evaluator, candidates, frozenset(released))
     for key in owned:
         placer.evaluator.claims.pop(key, None)

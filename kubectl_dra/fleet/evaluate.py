@@ -128,6 +128,8 @@ class PodEvaluator:
         self._names: dict[int, str] = {}
         self._named: dict[int, Obj] = {}
         self._placements: dict[tuple[str, tuple[str, ...]], Hashable] = {}
+        #: what the filters read of each node's NodeInfo (dropped for a node when a pod is (un)bound there)
+        self._signatures: dict[str, Hashable] = {}
         #: the node classes under the snapshot's in-use devices (see run)
         self.classes = NodeClasses(self.allocator)
 
@@ -258,7 +260,7 @@ class PodEvaluator:
                 self._named[id(node)] = node
             if placement is not None:
                 own: Hashable = (self._placement(node, name, placement),
-                                 None if pods is None else _info_signature(self.scheduling.get(name)))
+                                 None if pods is None else self._signature(name))
                 blocked = refused.get(own)
                 if blocked is None:
                     blocked = refused[own] = (pods.filter(name) is not None or bool(plan.claim_blockers(node))) \
@@ -275,6 +277,17 @@ class PodEvaluator:
             else:
                 group[1].append(name)
         return Groups(list(groups.values()), len(nodes))
+
+    def _signature(self, name: str) -> Hashable:
+        """:func:`_info_signature` of a node, remembered until :meth:`touched` says it changed."""
+        found = self._signatures.get(name)
+        if found is None:
+            found = self._signatures[name] = _info_signature(self.scheduling.get(name))
+        return found
+
+    def touched(self, node: str) -> None:
+        """A pod was bound to or unbound from ``node`` in the NodeInfo index."""
+        self._signatures.pop(node, None)
 
     def _placement(self, node: Obj, name: str, keys: tuple[str, ...]) -> Hashable:
         """:func:`node_placement`, remembered per node and keys."""

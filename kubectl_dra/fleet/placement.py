@@ -76,7 +76,7 @@ class Placer:
         self.nodes = list(nodes)
         self.by_name = {node_name(n): n for n in self.nodes}
         #: pods this placer bound in the evaluator's NodeInfo index (shared with its forks)
-        self.bound: list[tuple[str, str]] = []
+        self.bound: list[tuple[str, str, str]] = []
         self.allocator = OverlayAllocator(evaluator.state, evaluator.gates, evaluator.index)
         self.allocator.overlay = Allocator.in_use(self.allocator, released).copy()
         self.evaluator.allocator = self.allocator
@@ -114,13 +114,16 @@ class Placer:
             return Placed(ns, name, answer)
         allocations = self.commit(outcome)
         self.evaluator.scheduling.add_pod(pod, chosen)  # its requests, ports and labels count from now on
-        self.bound.append((ns, name))
+        self.evaluator.touched(chosen)
+        self.bound.append((ns, name, chosen))
         return Placed(ns, name, answer, chosen, allocations)
 
     def release(self) -> None:
         """Unbind the pods this placer bound in the (shared) NodeInfo index, last first."""
         while self.bound:
-            self.evaluator.scheduling.remove_pod(*self.bound.pop())
+            ns, name, node = self.bound.pop()
+            self.evaluator.scheduling.remove_pod(ns, name)
+            self.evaluator.touched(node)
 
     def commit(self, outcome: NodeOutcome) -> list[tuple[str, Obj]]:
         """Take the devices of ``outcome``'s new allocations; claims shared by name become allocated."""
@@ -183,6 +186,7 @@ class Placer:
         other.evaluator = copy.copy(self.evaluator)
         other.evaluator.claims = dict(self.evaluator.claims)
         other.evaluator.groups = dict(self.evaluator.groups)
+        other.evaluator._signatures = self.evaluator._signatures  # (follows the shared NodeInfo index)
         other.nodes = self.nodes
         other.by_name = self.by_name
         other.bound = []
