@@ -17,9 +17,13 @@ step kubectl-dra explain --state "$STATE" -n ml-team pod/trainer-4
 step kubectl-dra preview --state "$STATE" -n ml-team pod/serve-2
 step kubectl-dra fit --state "$STATE" -n ml-team -f "$CLAIMS/02-mig-slices.yaml" -o wide
 step kubectl-dra usage --state "$STATE"
+step kubectl-dra pending -A --state "$STATE"
+step kubectl-dra drain-check gpu-node-1 --state "$STATE"
+step kubectl-dra drain-check gpu-node-1 gpu-node-3 --state "$STATE" --add-nodes gpu-node-3=1
 step kubectl-dra validate -f "$CLAIMS/03-gpu-nic-aligned.yaml"
 step kubectl-dra metadata --dir examples/metadata
 step kubectl-dra metadata --dir examples/metadata --check
 echo
-echo "Exit codes: preview/explain/fit 0 = fits somewhere, 1 = fits nowhere; validate 1 = invalid."
+echo "Exit codes: preview/explain/fit 0 = fits somewhere, 1 = fits nowhere; validate 1 = invalid;"
+echo "pending 1 = some pending pod cannot be placed now; drain-check 1 = some pod would have nowhere to go."
 exit 0
