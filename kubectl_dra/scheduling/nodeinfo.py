@@ -40,8 +40,10 @@ def pod_where(pod: Mapping[str, Any]) -> str:
 def host_ports(pod: Mapping[str, Any]) -> list[tuple[str, str, int]]:
     """(hostIP, protocol, hostPort) of every container port with a host port: the containers'
     and the restartable init containers' (sidecars), as the scheduler's NodePorts reads them."""
-    ports = []
     spec = pod.get("spec") or {}
+    if not spec.get("initContainers") and not any((c or {}).get("ports") for c in spec.get("containers") or ()):
+        return []  # the usual pod: no port at all
+    ports = []
     sidecars = [c for c in spec.get("initContainers") or [] if (c or {}).get("restartPolicy") == "Always"]
     for container in [*sidecars, *(spec.get("containers") or [])]:
         for port in (container or {}).get("ports") or []:

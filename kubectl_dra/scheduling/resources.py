@@ -155,6 +155,14 @@ def pod_request_values(pod: Mapping[str, Any], pod_level: bool = True, where: st
     spec = pod.get("spec") or {}
     where = where or "pod"
     status = pod.get("status") or {}
+    if not (spec.get("initContainers") or spec.get("overhead") or (pod_level and spec.get("resources"))
+            or (use_status and status.get("containerStatuses"))):
+        # the usual pod: app containers only, their requests summed
+        summed: dict[str, int] = {}
+        for i, container in enumerate(spec.get("containers") or ()):
+            for name, amount in container_requests(container or {}, where, "containers", i).items():
+                summed[name] = summed.get(name, 0) + amount
+        return summed
     statuses = {str(s.get("name")): s for s in status.get("containerStatuses") or [] if isinstance(s, dict)} \
         if use_status else {}
     init_statuses = {str(s.get("name")): s for s in status.get("initContainerStatuses") or []
@@ -194,7 +202,20 @@ def pod_request_values(pod: Mapping[str, Any], pod_level: bool = True, where: st
 def pod_requests(pod: Mapping[str, Any], pod_level: bool = True, where: str = "", use_status: bool = False) -> Requests:
     """The pod's requests in the scheduler's units, counted resources only, zeros left out."""
     values = pod_request_values(pod, pod_level, where, use_status)
-    return {k: n for k, v in values.items() if is_counted(k) and (n := to_units(k, v)) != 0}
+    return {k: n for k, v in values.items() if _counted(k) and (n := to_units(k, v)) != 0}
+
+
+#: resource name -> whether NodeResourcesFit counts it (the answer depends on the name alone)
+_COUNTED: dict[str, bool] = {}
+
+
+def _counted(name: str) -> bool:
+    found = _COUNTED.get(name)
+    if found is None:
+        if len(_COUNTED) >= 4096:
+            _COUNTED.clear()
+        found = _COUNTED[name] = is_counted(name)
+    return found
 
 
 def allocatable(node: Mapping[str, Any], where: str) -> Requests | None:
