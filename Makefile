@@ -8,6 +8,11 @@ PYTEST_ARGS ?= -n auto
 
 .PHONY: demo test test-lowest lint constraints bench bench-instructions dist install clean
 
+# the demo's own environment: the CLI and nothing else (the test extra would change what
+# `validate` does: with kubernetes-validate installed it also checks the other kinds' schemas)
+DEMO_VENV  ?= .venv-demo
+DEMO_STAMP := $(DEMO_VENV)/.installed
+
 # constraints.txt pins what CI and the container image install: the versions the suite last passed with
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -17,9 +22,15 @@ $(STAMP): pyproject.toml constraints.txt
 
 install: $(STAMP)
 
-## make demo: preview, explain and usage on the bundled demo cluster state
-demo: $(STAMP)
-	@PATH="$(CURDIR)/$(BIN):$$PATH" bash examples/demo.sh
+$(DEMO_STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(DEMO_VENV)
+	$(DEMO_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(DEMO_VENV)/bin/python -m pip install --quiet -c constraints.txt -e .
+	touch $(DEMO_STAMP)
+
+## make demo: preview, explain and usage on the bundled demo cluster state (the CLI alone installed)
+demo: $(DEMO_STAMP)
+	@PATH="$(CURDIR)/$(DEMO_VENV)/bin:$$PATH" bash examples/demo.sh
 
 ## make test: the whole suite (unit, conformance, CLI, webhook over TLS); the package's bytecode
 ## is compiled first, as pip does for a normal install, so that the hundreds of CLI processes the
@@ -58,10 +69,11 @@ bench: $(STAMP)
 bench-instructions: $(STAMP)
 	$(BIN)/python -m benchmarks.instructions
 
-## make dist: the one-file plugin dist/kubectl-dra (zipapp, this platform and CPython), its krew
-## archive and manifest dist/dra.yaml; other platforms: packaging/build_plugin.py --platform TAG
+## make dist: the plugin dist/kubectl-dra (a launcher and one zipapp per supported CPython, this
+## platform), its krew archive, and the manifest dist/dra.yaml when the project's URLs are known;
+## other platforms: packaging/build_plugin.py --platform TAG
 dist: $(STAMP)
 	$(BIN)/python packaging/build_plugin.py
 
 clean:
-	rm -rf $(VENV) .venv-lowest build dist *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) $(DEMO_VENV) .venv-lowest build dist *.egg-info .pytest_cache .hypothesis

@@ -91,8 +91,20 @@ def certs(**kwargs: object) -> None:
         click.echo(line)
 
 
+def _importable(name: str) -> bool:
+    """Whether ``name`` can be imported (found, not loaded)."""
+    import importlib.util
+
+    return importlib.util.find_spec(name) is not None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point: people-facing errors as one line on stderr and exit status 2 (or 1)."""
+    missing = [name for name in ("flask", "granian", "prometheus_client", "cryptography") if not _importable(name)]
+    if missing:
+        click.echo(f"error: the webhook needs {', '.join(missing)}: install it with pip install 'kubectl-dra[webhook]'",
+                   err=True)
+        return 2
     try:
         cli.main(args=argv, prog_name="dra-webhook", standalone_mode=False)
     except click.exceptions.Abort:
