@@ -37,7 +37,17 @@ class EscapingWriter:
         self.encoding = getattr(stream, "encoding", None) or "utf-8"
         self.errors = getattr(stream, "errors", None) or "strict"
 
-    def write(self, text: str) -> int:
+    def write(self, text: str | bytes) -> int:
+        if isinstance(text, (bytes, bytearray)):  # click's own binary writes (shell completion)
+            if not text:  # click probes with b"" whether a stream is binary: this one is text
+                raise TypeError("write() argument must be str, not bytes")
+            buffer = getattr(self._stream, "buffer", None)
+            if buffer is None:
+                self._stream.write(escape_terminal(bytes(text).decode("utf-8", "replace")))
+            else:
+                self._stream.flush()
+                buffer.write(text)
+            return len(text)
         self._stream.write(escape_terminal(text))
         return len(text)
 
