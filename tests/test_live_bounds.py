@@ -80,3 +80,11 @@ def test_no_request_timeout_still_reads(server, tmp_path) -> None:
     kubeconfig = server.write_kubeconfig(tmp_path / "config")
     state = load_live_state(kubeconfig=str(kubeconfig), timeout=0)
     assert len(state.nodes) == 2
+
+
+@pytest.mark.parametrize("body", [b"[" * 100_000 + b"]" * 100_000, b'{"items": [' + b"9" * 5000 + b"]}"])
+def test_hostile_json_bodies_decode_without_a_crash(body: bytes) -> None:
+    """Nested past the interpreter's stack, or a number past Python's digit limit: never an
+    exception out of the decoder (the caller then reports an unexpected answer, exit 2)."""
+    decoded = live._decode(body)
+    assert isinstance(decoded, (str, list))

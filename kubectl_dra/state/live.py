@@ -314,8 +314,15 @@ def _decode(raw: Any) -> Any:
         raw = raw.decode("utf-8", errors="replace")
     try:
         return json.loads(raw) if raw else None
-    except ValueError:
+    except ValueError:  # not JSON, or an integer past Python's digit limit: the caller says what it expected
         return raw
+    except RecursionError:  # nested past the interpreter's stack: the bounded decoder keeps its own
+        from .bounded import DecodeError, load_json
+
+        try:
+            return load_json(raw)
+        except (DecodeError, ValueError):
+            return raw
 
 
 def _first_line(text: Any) -> str:
