@@ -3,7 +3,7 @@ instead of stopping at one replica per node."""
 
 from __future__ import annotations
 
-from kubectl_dra.fit import count_fit, fit_document, stop_reasons, summary
+from kubectl_dra.fit import RANKED, SPREAD, FitResult, count_fit, fit_document, stop_reasons, summary
 from kubectl_dra.gates import FeatureGates
 from kubectl_dra.preview import candidate_nodes, resolve_targets
 from kubectl_dra.state import ClusterState
@@ -34,10 +34,10 @@ def _state(*extra: dict) -> ClusterState:
     return state
 
 
-def _count(state: ClusterState, target: str, limit: int | None = None):  # type: ignore[no-untyped-def]  # (FitResult)
+def _count(state: ClusterState, target: str, limit: int | None = None, placement: str = RANKED) -> FitResult:
     plan = resolve_targets(state, [target])
     nodes = candidate_nodes(state)
-    result = count_fit(state, plan, FeatureGates.default(), nodes, limit=limit)
+    result = count_fit(state, plan, FeatureGates.default(), nodes, limit=limit, placement=placement)
     stop_reasons(state, result, nodes)
     return result
 
@@ -75,6 +75,8 @@ def test_with_a_limit_the_limit_fits() -> None:
     result = _count(_state(zero), "zero", limit=5)
     assert (result.count, result.stopped) == (5, "Limit")
     assert fit_document(result)["replicas"] == 5
+    spread = _count(_state(zero), "zero", limit=5, placement=SPREAD)
+    assert spread.per_node == {"n1": 3, "n2": 2}  # the nodes take turns
 
 
 def test_a_claim_that_takes_devices_still_stops() -> None:

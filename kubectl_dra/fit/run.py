@@ -401,9 +401,15 @@ def count_fit(state: ClusterState, plan: PreviewPlan, gates: FeatureGates | None
     else:
         last_node = _ranked(fitter, ranked, limit, progress)
     if fitter.unbounded and fitter.takes_nothing_on is not None and limit is not None:
-        taker = fitter.outcomes[fitter.takes_nothing_on]
-        while len(fitter.replicas) < limit:  # (each as cheap as the last: nothing is searched)
-            fitter.commit(taker)
+        # a plan that takes nothing on one node takes nothing on any: the rest of the limit
+        # goes where the placement puts it (spread: the fitting nodes in turn), nothing searched
+        takers = [fitter.outcomes[fitter.takes_nothing_on]]
+        if placement == SPREAD:
+            takers = [fitter.outcomes[n] for n in order if n in fitter.outcomes and fitter.outcomes[n].allocated]
+        turn = len(fitter.replicas)
+        while len(fitter.replicas) < limit:
+            fitter.commit(takers[turn % len(takers)])
+            turn += 1
     per_node = {name: 0 for name in order}
     for replica in fitter.replicas:
         per_node[replica.node] += 1
