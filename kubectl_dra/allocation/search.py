@@ -84,6 +84,11 @@ FAIL, DONE, EXCEEDED = 0, 1, 2
 #: the number of search steps after which a search starts pruning what it has proven
 #: (see Search._escalate): few searches get there, and those that do are long
 ESCALATE_AFTER = 2000
+#: the most failed states a search remembers (a few hundred bytes each)
+MEMO_MAX = 1 << 18
+#: the most steps a check of one claim on its own takes before it gives up (see
+#: Search._claim_cannot_fit): it is a shortcut, not a second search as long as the first
+ALONE_MAX = 100_000
 #: the deadline of a search without one
 _NEVER = float("inf")
 #: where a request's device search starts: (pool index, device index)
@@ -95,6 +100,10 @@ Call = tuple[int, int, int, int, bool, tuple[int, int]]
 #: (and finds that step's result in Search.reply when resumed); leaves its own result (FAIL,
 #: DONE or EXCEEDED) in Search.reply when it ends
 Step = Generator[Call, None, None]
+
+
+class _Inconclusive(Exception):
+    """A check of one claim on its own ran out of steps (see Search._claim_cannot_fit)."""
 
 
 class Chosen:
@@ -134,7 +143,7 @@ class Search:
     __slots__ = ("a", "f", "prepared", "node", "claims", "seen", "pools", "in_use", "tracer", "requests", "selected_sub",
                  "constraints", "results", "allocating", "shares", "allocating_capacity", "ledger",
                  "matches", "steps", "ticks", "deadline", "num_requests", "last_rejection", "configured", "all_mode",
-                 "needed_later", "reply", "memo", "escalate_at", "alone", "end")
+                 "needed_later", "reply", "memo", "escalate_at", "give_up_at", "alone", "end")
 
     def __init__(self, allocator: "Allocator", prepared: PreparedClaims, node: Mapping[str, Any],
                  seen: "NodePools", tracer: Tracer | None, deadline: float | None = None) -> None:
@@ -151,13 +160,16 @@ class Search:
         self.pools = seen.pools
         self.in_use = prepared.in_use
         self.tracer = tracer
+        # (when the claims were checked for an earlier node, as they are for most: see prepare)
+        known = prepared.requests
+        checked = known is not None
         #: (claim, request, subrequest) -> the request or subrequest, checked (see prepare)
-        self.requests: dict[tuple[int, int, int], RequestData] = {}
+        self.requests: dict[tuple[int, int, int], RequestData] = known if known is not None else {}
         #: per claim: its constraints, the number of its requests, and whether it or the class
         #: of any of its (sub)requests has a config to copy
-        self.constraints: list[list[Constraint]] = []
-        self.num_requests: list[int] = []
-        self.configured: list[bool] = []
+        self.constraints: list[list[Constraint]] = prepared.constraints if checked else []
+        self.num_requests: list[int] = prepared.num_requests if checked else []
+        self.configured: list[bool] = prepared.configured if checked else []
         self.selected_sub: dict[tuple[int, int], int] = {}
         self.results: list[list[Chosen]] = [[] for _ in claims]
         self.allocating: dict[tuple[str, str, str], set[int]] = {}
@@ -185,6 +197,8 @@ class Search:
         self.memo: FailedStates | None = None
         #: the number of steps after which the search escalates
         self.escalate_at: float = ESCALATE_AFTER
+        #: the number of steps after which a check of one claim on its own gives up
+        self.give_up_at: float = _NEVER
         #: whether this search checks one claim on its own (see _claim_cannot_fit)
         self.alone = False
         #: the claims searched are those before this one
@@ -200,10 +214,9 @@ class Search:
         search state).
         """
         p = self.prepared
-        if p.requests is not None:
-            self.requests, self.num_requests, self.configured = p.requests, p.num_requests, p.configured
-            self.constraints = [[c.fresh() for c in group] for group in p.constraints] \
-                if any(p.constraints) else p.constraints
+        if p.requests is not None:  # (__init__ took them from p)
+            if any(p.constraints):
+                self.constraints = [[c.fresh() for c in group] for group in p.constraints]
             return
         checked = ClaimChecks(self).run()
         self.requests, self.constraints = checked.requests, checked.constraints
@@ -247,8 +260,11 @@ class Search:
         alone.constraints = [[c.fresh() for c in group] for group in self.constraints]
         alone.all_mode, alone.needed_later, alone.matches = self.all_mode, self.needed_later, self.matches
         alone.end = ci + 1
+        alone.give_up_at = ALONE_MAX
         try:
             found = alone._drive((ci, 0, 0, 0, False, _START))
+        except _Inconclusive:
+            return False  # (the whole search goes on as it would without the check)
         finally:
             self.steps += alone.steps
         return found != DONE
@@ -264,17 +280,13 @@ class Search:
         memo = self.memo
         stack: list[tuple[Step, bool, Hashable]] = [(self._one(*first), crossed, None)]
         while True:
-            if self.steps >= self.escalate_at:
-                self.escalate_at = _NEVER
-                if self._escalate():
-                    return FAIL
-                memo = self.memo
             asked = next(stack[-1][0], None)
             if asked is None:  # that step ended, its result in self.reply
                 _, crossed, key = stack.pop()
                 if key is not None and self.reply != DONE:
                     assert memo is not None
-                    memo.failed[key] = self.reply
+                    if len(memo.failed) < MEMO_MAX:
+                        memo.failed[key] = self.reply
                 if crossed and self.reply == EXCEEDED:
                     self.reply = FAIL  # the claim limit of one claim does not end the search of the one before
                 if not stack:
@@ -284,6 +296,13 @@ class Search:
                 if nxt is None:
                     self.reply = DONE
                     continue
+                if self.steps >= self.escalate_at:  # (checked as steps are taken: see _escalate)
+                    if self.steps >= self.give_up_at:
+                        raise _Inconclusive()
+                    self.escalate_at = self.give_up_at
+                    if self._escalate():
+                        return FAIL
+                    memo = self.memo
                 key = None
                 if memo is not None and nxt[3] == 0:  # (the start of a request)
                     key = memo.key(nxt)
