@@ -81,9 +81,7 @@ def _run(nodes: Sequence[str], all_pods: bool, feature_gates: str | None, kubern
     with cyclic_gc_paused():
         report = run_check(state, gates, list(nodes), all_pods=all_pods, timeout=timeout or None)
     report.gates = gates_dict(gates)
-    applied = cli_whatif.current()
-    if applied is not None:
-        report.hypothetical, report.cordoned = dict(applied.hypothetical), list(applied.cordoned)
+    cli_whatif.mark_report(report)
     if output in ("json", "yaml"):
         click.echo(dump(report.to_dict(), output))
     else:

@@ -113,9 +113,7 @@ def _run(namespace: str | None, all_namespaces: bool, all_pods: bool, feature_ga
     if show_progress:
         click.echo("\r\x1b[K", err=True, nl=False)
     report.gates = gates_dict(gates)
-    applied = cli_whatif.current()
-    if applied is not None:
-        report.hypothetical, report.cordoned = dict(applied.hypothetical), list(applied.cordoned)
+    cli_whatif.mark_report(report)
     if output in ("json", "yaml"):
         click.echo(dump(report.to_dict(), output))
     elif output == "name":

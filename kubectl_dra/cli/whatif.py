@@ -4,7 +4,7 @@ state it loads (a new state; see :mod:`kubectl_dra.fleet.whatif`)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Protocol, TypeVar
 
 import click
 
@@ -57,3 +57,17 @@ def current() -> WhatIfState | None:
     ctx = click.get_current_context(silent=True)
     found = ctx.meta.get(_APPLIED_KEY) if ctx is not None else None
     return found if isinstance(found, WhatIfState) else None
+
+
+class _MarkedReport(Protocol):
+    """A fleet report that names the hypothetical and cordoned nodes it was computed with."""
+
+    hypothetical: dict[str, str]
+    cordoned: list[str]
+
+
+def mark_report(report: _MarkedReport) -> None:
+    """Record on ``report`` the what-ifs the command applied (none: the report is left as it is)."""
+    applied = current()
+    if applied is not None:
+        report.hypothetical, report.cordoned = dict(applied.hypothetical), list(applied.cordoned)
