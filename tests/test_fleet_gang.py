@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 
 import pytest
@@ -82,6 +84,12 @@ def test_cli_preview_podgroup_and_fit_gang(tmp_path: Path, capsys: pytest.Captur
     code, out, _ = run(capsys, "preview", "podgroup/g", "-n", fc.NS, "--state", str(path))
     assert code == 0
     assert "the gang fits, but not in the scheduler's pod-by-pod order" in out
+    for command in ("preview", "explain"):  # -o json: a kind: Gang document with both placements
+        code, out, _ = run(capsys, command, "podgroup/g", "-n", fc.NS, "--state", str(path), "-o", "json")
+        document = json.loads(out)
+        assert code == 0 and document["kind"] == "Gang" and document["status"] == "FitsJointlyOnly"
+        assert len(document["joint"]) == len(document["pods"]) and all(p["node"] for p in document["joint"])
+        assert any(p["reason"] for p in document["podByPod"])
     code, out, _ = run(capsys, "explain", "podgroup/g", "-n", fc.NS, "--state", str(path))
     assert "the gang fits, but not in the scheduler's pod-by-pod order" in out
     code, out, _ = run(capsys, "pending", "-n", fc.NS, "--state", str(path))

@@ -84,3 +84,12 @@ def group_gang(state: "ClusterState", gates: "FeatureGates", targets: Sequence[s
 
 def group_has_claims(group: "Obj") -> bool:
     return bool((group.get("spec") or {}).get("resourceClaims"))
+
+
+def gang_document(result: "GangResult", gates: "FeatureGates", hypothetical: Mapping[str, str] | None = None) -> "Obj":
+    """The ``kind: Gang`` document of ``-o json|yaml`` for a gang of pods: the scheduler's
+    pod-by-pod placement, the joint placement when only that fits, and the summary line."""
+    from ..preview.document import gates_dict
+
+    return {"apiVersion": "kubectl-dra/v1", "kind": "Gang", "featureGates": gates_dict(gates),
+            "hypotheticalNodes": dict(hypothetical or {}), **result.to_dict()}
