@@ -75,6 +75,10 @@ def preview(targets: tuple[str, ...], filenames: tuple[str, ...], nodes: tuple[s
     is the scheduler's FailedScheduling line. Not modelled: volumes (a pod with
     PersistentVolumeClaims gets a note) and preemption.
 
+    A podgroup/NAME whose pods have no group claims is placed as a gang: pod by pod as the
+    scheduler places them, then (when that fails) a joint placement searched within
+    --timeout; -o json|yaml is then a kind: Gang document (status, summary, podByPod, joint).
+
     -o name prints node/NAME for each node that fits, best first, one a line (nothing
     when none fits; the summary goes to stderr then).
 
