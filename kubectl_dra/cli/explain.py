@@ -27,7 +27,7 @@ from ..limits import FILTER_TIMEOUT
 from .completion import complete_target
 from .options import timeout_option
 from . import whatif as cli_whatif
-from .fleet import gang_document, group_gang, group_has_claims, render_gang
+from .fleet import gang_of_targets, render_gang
 from .whatif import whatif_options
 from .common import (
     OUTPUT_FORMATS, check_namespace_flags, cyclic_gc_paused, default_namespace, dump, format_table, gate_options,
@@ -299,16 +299,10 @@ def _run(targets: Sequence[str], filenames: Sequence[str], nodes: Sequence[str],
     file_objects = [(obj, "<stdin>" if path == "-" else path) for path in filenames for obj in load_documents([path])]
     state = load_cluster(state_paths, kubeconfig, kube_context, request_timeout)
     ns = default_namespace(namespace, state_paths, kubeconfig, kube_context)
-    gang = group_gang(state, gates, targets, filenames, ns, all_namespaces, timeout or None) \
-        if output in ("table", "wide", "json", "yaml") and not nodes else None
-    if gang is not None and not group_has_claims(gang[0]) and output in ("json", "yaml"):
-        click.echo(dump(gang_document(gang[1], gates, _hypothetical_nodes()), output))
-        return 0 if gang[1].fits else 1
-    if gang is not None and output in ("json", "yaml"):
-        gang = None  # a gang with claims: the Preview/Explanation document answers for its claims
-    if gang is not None and not group_has_claims(gang[0]):  # a gang of pods: why each pod goes where it goes
-        click.echo(render_gang(gang[1], no_headers=no_headers))
-        return 0 if gang[1].fits else 1
+    code, gang = gang_of_targets(state, gates, targets, filenames, ns, all_namespaces, timeout or None, nodes,
+                                 output, cli_whatif.hypothetical_nodes(), no_headers)
+    if code is not None:
+        return code
     plan = resolve_targets(state, targets, file_objects, namespace=ns, gates=gates,
                            explicit_namespace=namespace is not None, warn=warn, all_namespaces=all_namespaces)
     label = " ".join([*targets, *(f"-f {f}" for f in filenames)])
@@ -322,13 +316,8 @@ def _run(targets: Sequence[str], filenames: Sequence[str], nodes: Sequence[str],
         every_node_failed(errors)
     if gang is not None:
         click.echo("")
-        click.echo(render_gang(gang[1], no_headers=no_headers))
-        if not gang[1].fits:
+        click.echo(render_gang(gang, no_headers=no_headers))
+        if not gang.fits:
             return 1
     return code
 
-
-def _hypothetical_nodes() -> dict[str, str]:
-    """Hypothetical nodes of the command's --add-nodes (to mark them in documents)."""
-    applied = cli_whatif.current()
-    return dict(applied.hypothetical) if applied is not None else {}

@@ -93,3 +93,29 @@ def gang_document(result: "GangResult", gates: "FeatureGates", hypothetical: Map
 
     return {"apiVersion": "kubectl-dra/v1", "kind": "Gang", "featureGates": gates_dict(gates),
             "hypotheticalNodes": dict(hypothetical or {}), **result.to_dict()}
+
+
+def gang_of_targets(state: "ClusterState", gates: "FeatureGates", targets: Sequence[str], filenames: Sequence[str],
+                    ns: str, all_namespaces: bool, timeout: float | None, nodes: Sequence[str], output: str,
+                    hypothetical: Mapping[str, str], no_headers: bool) -> tuple[int | None, "GangResult | None"]:
+    """preview's and explain's gang step: (exit code, None) when a gang of pods is the whole
+    answer (printed here), else (None, the gang to print after the claims' answer, or None)."""
+    import click
+
+    from .common import dump
+
+    if output not in ("table", "wide", "json", "yaml") or nodes:
+        return None, None
+    gang = group_gang(state, gates, targets, filenames, ns, all_namespaces, timeout)
+    if gang is None:
+        return None, None
+    pods_only = not group_has_claims(gang[0])
+    if output in ("json", "yaml"):
+        if not pods_only:  # a gang with claims: the Preview/Explanation document answers for its claims
+            return None, None
+        click.echo(dump(gang_document(gang[1], gates, hypothetical), output))
+        return (0 if gang[1].fits else 1), None
+    if pods_only:  # a gang of pods: their placement is the answer
+        click.echo(render_gang(gang[1], hypothetical, no_headers))
+        return (0 if gang[1].fits else 1), None
+    return None, gang[1]

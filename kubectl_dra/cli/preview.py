@@ -16,7 +16,7 @@ from ..errors import UsageError
 from .completion import complete_target
 from .options import timeout_option
 from . import whatif as cli_whatif
-from .fleet import gang_document, group_gang, group_has_claims, render_gang
+from .fleet import gang_of_targets, render_gang
 from .whatif import whatif_options
 from .common import (
     OUTPUT_FORMATS, check_namespace_flags, cyclic_gc_paused, default_namespace, dump, gate_options, load_cluster,
@@ -111,16 +111,10 @@ def _run(targets: Sequence[str], filenames: Sequence[str], nodes: Sequence[str],
     file_objects = [(obj, _origin(path)) for path in filenames for obj in load_documents([path])]
     state = load_cluster(state_paths, kubeconfig, kube_context, request_timeout)
     ns = default_namespace(namespace, state_paths, kubeconfig, kube_context)
-    gang = group_gang(state, gates, targets, filenames, ns, all_namespaces, timeout or None) \
-        if output in ("table", "wide", "json", "yaml") and not nodes else None
-    if gang is not None and not group_has_claims(gang[0]) and output in ("json", "yaml"):
-        click.echo(dump(gang_document(gang[1], gates, _hypothetical()), output))
-        return 0 if gang[1].fits else 1
-    if gang is not None and output in ("json", "yaml"):
-        gang = None  # a gang with claims: the Preview/Explanation document answers for its claims
-    if gang is not None and not group_has_claims(gang[0]):  # a gang of pods: their placement is the answer
-        click.echo(render_gang(gang[1], _hypothetical(), no_headers))
-        return 0 if gang[1].fits else 1
+    code, gang = gang_of_targets(state, gates, targets, filenames, ns, all_namespaces, timeout or None, nodes,
+                                 output, cli_whatif.hypothetical_nodes(), no_headers)
+    if code is not None:
+        return code
     plan = resolve_targets(state, targets, file_objects, namespace=ns, gates=gates,
                            explicit_namespace=namespace is not None, warn=warn, all_namespaces=all_namespaces)
     candidates = candidate_nodes(state, nodes, warn=warn)
@@ -151,16 +145,11 @@ def _run(targets: Sequence[str], filenames: Sequence[str], nodes: Sequence[str],
         return 2
     if gang is not None:
         click.echo("")
-        click.echo(render_gang(gang[1], _hypothetical(), no_headers))
-        if not gang[1].fits:
+        click.echo(render_gang(gang, cli_whatif.hypothetical_nodes(), no_headers))
+        if not gang.fits:
             return 1
     return 0 if result.fitting else 1
 
-
-def _hypothetical() -> dict[str, str]:
-    """Hypothetical nodes of the command's --add-nodes (to mark them)."""
-    applied = cli_whatif.current()
-    return dict(applied.hypothetical) if applied is not None else {}
 
 
 def _origin(path: str) -> str:

@@ -71,3 +71,9 @@ def mark_report(report: _MarkedReport) -> None:
     applied = current()
     if applied is not None:
         report.hypothetical, report.cordoned = dict(applied.hypothetical), list(applied.cordoned)
+
+
+def hypothetical_nodes() -> dict[str, str]:
+    """The command's --add-nodes copies, {node: the node it copies} (to mark them in output)."""
+    applied = current()
+    return dict(applied.hypothetical) if applied is not None else {}
