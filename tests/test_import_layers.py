@@ -5,7 +5,7 @@ stay where they belong.
 
 Layers, lowest first (docs/architecture.md describes them):
 
-0. base: errors, types, limits, quantity, semver, gates, schema, convert, nameformats, and the
+0. base: errors, types, limits, quantity, semver, gates, schema, convert, nameformats, lru, and the
    metadata file protocol (layout and decoding of the files, no cluster logic);
 1. sources: ``state`` (files, dumps, a live cluster) gives plain API dicts;
 2. model: ``model`` (typed views over those dicts);
@@ -31,6 +31,7 @@ LAYERS: dict[str, int] = {
     "kubectl_dra.errors": BASE, "kubectl_dra.types": BASE, "kubectl_dra.limits": BASE,
     "kubectl_dra.quantity": BASE, "kubectl_dra.semver": BASE, "kubectl_dra.gates": BASE,
     "kubectl_dra.schema": BASE, "kubectl_dra.convert": BASE, "kubectl_dra.nameformats": BASE,
+    "kubectl_dra.lru": BASE,
     "kubectl_dra.metadata.protocol": BASE,
     "kubectl_dra.state": SOURCES,
     "kubectl_dra.model": MODEL,

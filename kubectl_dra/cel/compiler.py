@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,43 +17,11 @@ from kubectl_dra.cel.library import regex_error_text
 from kubectl_dra.cel.respell import respell_exists_one
 from kubectl_dra.cel.rewrite import rewrite
 from kubectl_dra.errors import CELCompileError, CELRuntimeError
+from kubectl_dra.lru import LruMemo
 
 MAX_COST = limits.MAX_COST
 MAX_LENGTH = limits.MAX_LENGTH
 _RESULT_KINDS = ("bool", "any")
-
-
-class _LruMemo:
-    """A bounded, thread-safe memo of a pure function of immutable keys.
-
-    Values depend only on their key, so what a caller gets never depends on what the
-    process computed before; the bound only decides what is computed again.
-    """
-
-    def __init__(self, size: int) -> None:
-        self._size = size
-        self._items: OrderedDict[Any, Any] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: Any) -> Any:
-        """The stored value, or None."""
-        with self._lock:
-            hit = self._items.get(key)
-            if hit is not None:
-                self._items.move_to_end(key)
-            return hit
-
-    def put(self, key: Any, value: Any) -> None:
-        """Store a value, dropping the least recently used beyond the bound."""
-        with self._lock:
-            self._items[key] = value
-            while len(self._items) > self._size:
-                self._items.popitem(last=False)
-
-    def clear(self) -> None:
-        """Forget everything (benchmarks measure cold compiles this way)."""
-        with self._lock:
-            self._items.clear()
 
 
 @dataclass(frozen=True)
@@ -505,9 +472,9 @@ def _build(expression: str, result: str) -> CompiledExpression:
 
 
 #: expression text -> compiled program or its compile error: the package's one compile cache
-_compiled = _LruMemo(limits.COMPILE_CACHE_SIZE)
+_compiled = LruMemo(limits.COMPILE_CACHE_SIZE)
 #: expression text and environment -> validation outcome
-_checked = _LruMemo(limits.COMPILE_CACHE_SIZE)
+_checked = LruMemo(limits.COMPILE_CACHE_SIZE)
 
 
 def compile_expression(expression: str, *, result: str = "bool") -> CompiledExpression:
