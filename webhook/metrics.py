@@ -9,6 +9,7 @@ In-process (tests, the Flask dev server) each :class:`Metrics` has its own regis
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client import multiprocess
@@ -39,6 +40,9 @@ class Metrics:
             buckets=LATENCY_BUCKETS,
             registry=self.registry,
         )
+        #: (endpoint, kind, operation, decision) -> the two labelled children; every label is
+        #: from a small fixed set, so this holds at most a few hundred entries
+        self._children: dict[tuple[str, str, str, str], tuple[Any, Any]] = {}
 
         self.advice = Counter(
             "dra_webhook_advice",
@@ -54,8 +58,12 @@ class Metrics:
 
     def observe(self, endpoint: str, kind: str, operation: str, decision: str, seconds: float) -> None:
         """Count one request and record its latency."""
-        self.requests.labels(endpoint, kind, operation, decision).inc()
-        self.latency.labels(endpoint, kind).observe(seconds)
+        key = (endpoint, kind, operation, decision)
+        children = self._children.get(key)
+        if children is None:
+            children = self._children[key] = (self.requests.labels(*key), self.latency.labels(endpoint, kind))
+        children[0].inc()
+        children[1].observe(seconds)
 
     def exposition(self) -> tuple[bytes, str]:
         """The text exposition (all workers' samples in multiprocess mode) and its content type."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -137,7 +136,10 @@ def parse_review(body: bytes) -> AdmissionRequest:
     )
 
 
-_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+#: Every digit as "0", so that a run of 19 digits is one substring test (a regex search of the
+#: body costs ~10x more).
+_DIGITS_AS_ZERO = bytes.maketrans(b"0123456789", b"0" * 10)
+_LONG_DIGIT_RUN = b"0" * 19
 
 
 def _loads(body: bytes) -> Any:
@@ -145,7 +147,7 @@ def _loads(body: bytes) -> Any:
     (a BOM, UTF-16, NaN, integers beyond 64 bits, ...) is decoded or refused by :func:`json.loads`
     exactly as before, so the accepted documents and the error messages are json's. Bodies with
     a run of 19+ digits go to json too: orjson turns integers beyond 64 bits into floats."""
-    if _LONG_DIGITS.search(body) is None:
+    if _LONG_DIGIT_RUN not in body.translate(_DIGITS_AS_ZERO):
         try:
             return orjson.loads(body)
         except orjson.JSONDecodeError:
