@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 from time import perf_counter
 from typing import Any, Callable, Mapping
 
-from kubectl_dra.validation.admission import Decision, review
+import orjson
+
+from kubectl_dra.validation.admission import Decision, SpecMemo, review
 
 from .logs import MAX_ERRORS_LOGGED, MAX_LINE_CHARS, clip, decision_line, field_shape
 from .metrics import Metrics
@@ -73,8 +75,13 @@ class Reply:
 
 
 def json_reply(status: int, payload: dict[str, Any]) -> Reply:
-    """``payload`` as compact JSON."""
-    return Reply(status, json.dumps(payload, separators=(",", ":")).encode(), JSON_TYPE)
+    """``payload`` as compact JSON: orjson's UTF-8, or json's text for what orjson cannot write
+    (integers beyond 64 bits, lone surrogates that a json-decoded body may carry into a message)."""
+    try:
+        body = orjson.dumps(payload)
+    except (TypeError, orjson.JSONEncodeError):
+        body = json.dumps(payload, separators=(",", ":")).encode()
+    return Reply(status, body, JSON_TYPE)
 
 
 def text_reply(status: int, text: str) -> Reply:
@@ -99,6 +106,8 @@ class AdmissionService:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, not {settings.mode!r}")
         self.settings = settings
         self.metrics = metrics or Metrics()
+        #: claims made from one template share their spec: each spec is validated once per worker
+        self.spec_memo = SpecMemo()
 
     def admission(self, endpoint: str, body: bytes) -> Reply:
         """Answer ``/validate`` or ``/mutate``; a failure outside the decision is one log line and a 500."""
@@ -191,6 +200,7 @@ class AdmissionService:
             namespace_labels=self.settings.namespace_labels,
             gates=self.settings.gates,
             namespace=req.namespace or None,
+            memo=self.spec_memo,
         )
 
     def _internal_error(self, endpoint: str, req: AdmissionRequest, exc: Exception) -> dict[str, Any]:

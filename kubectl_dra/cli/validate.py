@@ -218,7 +218,7 @@ def _refuse_unserved(decision: "Decision", original: dict) -> "Decision":
     errors = api_version_errors(original)
     if not errors:
         return decision
-    return dataclasses.replace(decision, allowed=False, errors=errors, warnings=[], patch=[], object=original)
+    return dataclasses.replace(decision, allowed=False, errors=errors, warnings=[], object=original, submitted=None)
 
 
 def _original_of(obj: dict, originals: list[dict], objects: list[dict]) -> dict:

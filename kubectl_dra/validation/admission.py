@@ -9,6 +9,7 @@ mutated object and the RFC 6902 patch that turns the submitted object into it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import jsonpatch
@@ -19,8 +20,9 @@ from . import deviceclass, pod, podgroup, resourceclaim, resourceclaimstatus, re
 from .field import FieldError, forbidden, internal
 from .field import Path as FieldPath
 from .schema import decode_errors
+from .specmemo import SpecMemo
 
-__all__ = ["SUPPORTED_KINDS", "NAMESPACED_KINDS", "ADMIN_ACCESS_LABEL", "Decision", "decode_errors",
+__all__ = ["SUPPORTED_KINDS", "NAMESPACED_KINDS", "ADMIN_ACCESS_LABEL", "Decision", "SpecMemo", "decode_errors",
            "make_patch", "review"]
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -50,6 +52,9 @@ _HANDLERS: dict[str, tuple[Prepare, Validate]] = {
     "PodGroup": (podgroup.prepare_pod_group, podgroup.validate_pod_group),
     "Pod": (pod.prepare_pod, pod.validate_pod),
 }
+
+#: Kinds whose validate handler takes a ``memo`` of device-claim spec errors.
+_SPEC_MEMO_KINDS = frozenset({"ResourceClaim", "ResourceClaimTemplate"})
 
 #: kind -> handlers of its status subresource (UPDATE only).
 _STATUS_HANDLERS: dict[str, tuple[Prepare, Validate]] = {
@@ -85,7 +90,8 @@ class Decision:
     """What the API server would do with one object: allowed or not, why, and the stored form.
 
     ``object`` may share the parts the strategy left unchanged with the submitted object (no
-    deep copy is made for a review): copy it before changing it (:meth:`to_dict` does)."""
+    deep copy is made for a review): copy it before changing it (:meth:`to_dict` does).
+    :attr:`patch` is worked out from ``submitted`` when first read (``/validate`` never reads it)."""
 
     kind: str
     name: str
@@ -94,8 +100,14 @@ class Decision:
     allowed: bool
     errors: list[FieldError] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    patch: list[dict] = field(default_factory=list)
     object: dict = field(default_factory=dict)
+    #: the object as submitted, when the strategy may have changed it (else no patch)
+    submitted: dict | None = field(default=None, repr=False, compare=False)
+
+    @cached_property
+    def patch(self) -> list[dict]:
+        """The RFC 6902 patch that turns the submitted object into :attr:`object`."""
+        return [] if self.submitted is None else make_patch(self.submitted, self.object)
 
     def to_dict(self) -> dict[str, Any]:
         """The documented ``validate -o json`` form of the decision."""
@@ -131,6 +143,7 @@ def review(
     gates: "FeatureGates",
     namespace: str | None = None,
     subresource: str | None = None,
+    memo: SpecMemo | None = None,
 ) -> Decision:
     """Decide on ``obj`` as the API server would for ``operation``.
 
@@ -141,6 +154,8 @@ def review(
     denial (InternalError) naming the lookup failure.
     ``subresource="status"`` applies the status strategy of ResourceClaim and PodGroup
     (UPDATE only); other subresources are admitted unchanged.
+    ``memo`` (a caller's :class:`SpecMemo`) remembers the errors of claim and template specs
+    validated before; the decision is the same with or without it.
     """
     operation = operation.upper()
     if operation not in OPERATIONS:
@@ -160,7 +175,7 @@ def review(
 
     handler = _STATUS_HANDLERS.get(kind) if subresource else _HANDLERS.get(kind)
     if handler is None or (subresource and (subresource != "status" or operation != "UPDATE")):
-        return Decision(kind, name, ns, operation, True, [], [], [], copy_json(submitted))
+        return Decision(kind, name, ns, operation, True, [], [], copy_json(submitted))
 
     if operation == "UPDATE" and old is None:
         raise ValueError("an UPDATE needs the stored (old) object")
@@ -171,7 +186,7 @@ def review(
     if old_obj is not None:
         decode += decode_errors(old_obj, kind, prefix="in the stored object: ")
     if decode:
-        return Decision(kind, name, ns, operation, False, decode, [], [], copy_json(submitted))
+        return Decision(kind, name, ns, operation, False, decode, [], copy_json(submitted))
 
     prepare, validate = handler
     warnings: list[str] = []
@@ -184,11 +199,13 @@ def review(
         errors.extend(_authorize_admin_access_status(prepared, old_obj, namespace_labels))
     elif not subresource and operation == "CREATE" and kind in ("ResourceClaim", "ResourceClaimTemplate"):
         errors.extend(_authorize_admin_access(prepared, namespace_labels))
-    errors.extend(validate(prepared, old_obj, gates))
+    if memo is not None and not subresource and kind in _SPEC_MEMO_KINDS:
+        errors.extend(validate(prepared, old_obj, gates, memo=memo))
+    else:
+        errors.extend(validate(prepared, old_obj, gates))
     errors = _unique(errors)
 
-    patch = make_patch(submitted, prepared)
-    return Decision(kind, name, ns, operation, not errors, errors, warnings, patch, prepared)
+    return Decision(kind, name, ns, operation, not errors, errors, warnings, prepared, submitted)
 
 
 def make_patch(src: Any, dst: Any) -> list[dict]:

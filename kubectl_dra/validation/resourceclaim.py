@@ -27,6 +27,7 @@ from .values import as_dict, as_list, as_str, validate_immutable_field
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..gates import FeatureGates
+    from .specmemo import SpecMemo
 
 __all__ = [
     "RequestNames", "default_device_claim", "default_resource_claim", "drop_disabled_device_fields",
@@ -199,8 +200,10 @@ def prepare_resource_claim(obj: dict, old: dict | None, gates: "FeatureGates") -
     return claim, warnings
 
 
-def validate_resource_claim(obj: dict, old: dict | None, gates: "FeatureGates") -> list[FieldError]:
-    """Every field error of a (prepared) claim; on update only metadata and spec immutability."""
+def validate_resource_claim(obj: dict, old: dict | None, gates: "FeatureGates",
+                            memo: "SpecMemo | None" = None) -> list[FieldError]:
+    """Every field error of a (prepared) claim; on update only metadata and spec immutability.
+    ``memo`` remembers the errors of specs seen before (claims made from one template)."""
     meta_path = Path("metadata")
     errs = validate_object_meta(obj.get("metadata"), True, meta_path)
     if old is not None:
@@ -208,7 +211,7 @@ def validate_resource_claim(obj: dict, old: dict | None, gates: "FeatureGates") 
         errs.extend(validate_object_meta_update(obj.get("metadata"), old_claim.get("metadata"), meta_path))
         errs.extend(validate_immutable_field(obj.get("spec"), old_claim.get("spec"), Path("spec")))
         return errs
-    errs.extend(validate_claim_spec(obj.get("spec"), Path("spec"), gates))
+    errs.extend(validate_claim_spec(obj.get("spec"), Path("spec"), gates, memo))
     return errs
 
 
@@ -261,9 +264,13 @@ class _Options:
         return bool(sep) and attribute in self.constraint_attributes.get(parent, ())
 
 
-def validate_claim_spec(spec: Any, path: Path, gates: "FeatureGates") -> list[FieldError]:
-    """The rules of a ResourceClaimSpec at ``path`` (``spec`` or ``spec.spec``)."""
-    return validate_device_claim(as_dict(spec).get("devices"), path.child("devices"), gates)
+def validate_claim_spec(spec: Any, path: Path, gates: "FeatureGates",
+                        memo: "SpecMemo | None" = None) -> list[FieldError]:
+    """The rules of a ResourceClaimSpec at ``path`` (``spec`` or ``spec.spec``), through ``memo`` if given."""
+    devices, devices_path = as_dict(spec).get("devices"), path.child("devices")
+    if memo is None:
+        return validate_device_claim(devices, devices_path, gates)
+    return memo.errors(devices, devices_path, gates, lambda: validate_device_claim(devices, devices_path, gates))
 
 
 def validate_device_claim(devices: Any, path: Path, gates: "FeatureGates") -> list[FieldError]:

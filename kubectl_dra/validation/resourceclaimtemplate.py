@@ -17,6 +17,7 @@ from .values import as_dict, validate_immutable_field
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..gates import FeatureGates
+    from .specmemo import SpecMemo
 
 
 def default_resource_claim_template(obj: dict) -> dict:
@@ -47,8 +48,10 @@ def prepare_resource_claim_template(
     return template, warnings
 
 
-def validate_resource_claim_template(obj: dict, old: dict | None, gates: "FeatureGates") -> list[FieldError]:
-    """Every field error of a (prepared) template; on update only metadata and spec immutability."""
+def validate_resource_claim_template(obj: dict, old: dict | None, gates: "FeatureGates",
+                                     memo: "SpecMemo | None" = None) -> list[FieldError]:
+    """Every field error of a (prepared) template; on update only metadata and spec immutability.
+    ``memo`` remembers the errors of claim specs seen before."""
     meta_path = Path("metadata")
     errs = validate_object_meta(obj.get("metadata"), True, meta_path)
     if old is not None:
@@ -58,5 +61,5 @@ def validate_resource_claim_template(obj: dict, old: dict | None, gates: "Featur
         return errs
     spec = as_dict(obj.get("spec"))
     errs.extend(validate_template_meta(spec.get("metadata"), Path.root("spec", "metadata")))
-    errs.extend(validate_claim_spec(spec.get("spec"), Path.root("spec", "spec"), gates))
+    errs.extend(validate_claim_spec(spec.get("spec"), Path.root("spec", "spec"), gates, memo))
     return errs
