@@ -12,5 +12,5 @@ def gate_enabled(gates: GateReader | None, gate: Gate) -> bool:
     as every reader takes it: :func:`~kubectl_dra.gates.effective_gates`). The name is
     checked against the gate table first, so a name the table lacks is a FeatureGateError
     whatever ``gates`` is (a duck-typed set or None included), never read as off."""
-    name = known_gate(gate)
+    name = gate if type(gate) is Gate else known_gate(gate)  # a member needs no lookup
     return bool(effective_gates(gates).enabled(name))
