@@ -24,7 +24,7 @@ def cli() -> None:
 @click.option("--key-file", default="/etc/dra-webhook/tls/tls.key", show_default=True,
               help="Key of the serving certificate (PEM); reloaded when it changes.")
 @click.option("--workers", type=click.IntRange(1, 64), default=2, show_default=True, help="Worker processes.")
-@click.option("--threads", type=click.IntRange(1, 256), default=4, show_default=True, help="Decision threads per worker.")
+@click.option("--threads", type=click.IntRange(1, 256), default=4, show_default=True, help="Decision threads per worker (admin-access, large and deeply nested objects; small ones are decided on the event loop).")
 @click.option("--mode", type=click.Choice(["enforce", "warn"]), default="enforce", show_default=True,
               help="enforce: deny invalid objects; warn: admit them with AdmissionReview warnings.")
 @click.option("--feature-gates", metavar="A=true,B=false",
