@@ -553,6 +553,41 @@ def _capacity_value(entry: Any) -> tuple[Number, Format | None]:
     return amount_of(entry.get("value") if isinstance(entry, dict) else entry)
 
 
+class Unreadable:
+    """Quantities usage cannot add up (a value too large to compute with exactly, or not a
+    quantity): each counts as 0, and the report says which, instead of a silent 0/0."""
+
+    #: most places named in the warning (the count is always whole)
+    SHOWN = 3
+
+    def __init__(self) -> None:
+        self.places: dict[str, Any] = {}
+
+    def check(self, place: str, entry: Any) -> None:
+        """Remember ``place`` when ``entry`` (a capacity or counter: ``{value: …}``) is unreadable."""
+        if _capacity_value(entry)[1] is None:
+            self.places.setdefault(place, entry.get("value") if isinstance(entry, dict) else entry)
+
+    def warning(self) -> str | None:
+        """One line naming the first few, or None."""
+        if not self.places:
+            return None
+        shown = [f"{place}: {_unreadable_reason(value)}" for place, value in list(self.places.items())[:self.SHOWN]]
+        more = f" and {len(self.places) - self.SHOWN} more" if len(self.places) > self.SHOWN else ""
+        count = len(self.places)
+        return (f"{count} quantit{'y' if count == 1 else 'ies'} cannot be added up and count as 0: "
+                f"{'; '.join(shown)}{more}")
+
+
+def _unreadable_reason(value: Any) -> str:
+    """Why a quantity cannot be added up, in one line."""
+    try:
+        _ = Quantity.from_json(value).value  # reading the value is the check
+    except (QuantityError, TypeError, ValueError) as exc:
+        return f"{str(value)[:40]!r} ({exc})"
+    return repr(str(value)[:40])
+
+
 # --------------------------------------------------------------------------- accounting
 
 
@@ -612,9 +647,10 @@ def compute_usage(state: ClusterState, *, by: str = "node", class_matcher: Class
     classes = list(state.device_classes)
     wanted = set(nodes) if nodes else None
     findings: dict[tuple[str, str], list[Finding]] = {}
+    unreadable = Unreadable()
     for pool in pools:
         found = findings[(pool.driver, pool.name)] = []
-        _account_pool(pool, in_use, rows, cluster, seen, by, classes, class_matcher, wanted, found)
+        _account_pool(pool, in_use, rows, cluster, seen, by, classes, class_matcher, wanted, found, unreadable)
     if by == "node":  # every device is in exactly one row: the total is the sum of the rows shown
         for row in rows.values():
             if wanted is None or row.node in wanted:
@@ -627,6 +663,8 @@ def compute_usage(state: ClusterState, *, by: str = "node", class_matcher: Class
     warnings = _stale_warnings(in_use, seen)
     shown = {(r.driver, r.pool) for r in result} if by == "node" else None
     warnings.extend(_pool_warnings(pools, shown))
+    if (unreadable_warning := unreadable.warning()) is not None:
+        warnings.append(unreadable_warning)
     consistency = [f for pool, found in findings.items() if shown is None or pool in shown for f in found]
     consistency += unpublished_findings(in_use, seen)
     return Usage(by=by, cluster=cluster, rows=sort_rows(result, sort, by), warnings=warnings,
@@ -656,10 +694,12 @@ def _pool_warnings(pools: Iterable[Pool], shown: set[tuple[str, str]] | None) ->
 
 def _account_pool(pool: Pool, in_use: InUse, rows: dict[tuple[str, ...], UsageRow], cluster: Tally,
                   seen: set[DeviceKey], by: str, classes: list[Obj], matcher: ClassMatcher | None,
-                  wanted: set[str] | None = None, findings: list[Finding] | None = None) -> None:
+                  wanted: set[str] | None = None, findings: list[Finding] | None = None,
+                  unreadable: Unreadable | None = None) -> None:
     """Add one pool's devices and counters to the rows (and, by class, to the cluster tally);
     by class with ``wanted`` nodes, only the devices whose NODE column is one of them. What
-    is inconsistent in the pool's allocations goes to ``findings``.
+    is inconsistent in the pool's allocations goes to ``findings``, the quantities that cannot
+    be added up to ``unreadable``.
 
     Hot for large clusters (40,000 devices): devices of a slice share its node, so the row
     is looked up once per node change, and only allocated devices are remembered."""
@@ -674,6 +714,9 @@ def _account_pool(pool: Pool, in_use: InUse, rows: dict[tuple[str, ...], UsageRo
         for counter_set in spec.get("sharedCounters") or []:
             set_name = str(counter_set.get("name") or "")
             counter_totals[set_name] = {c: _capacity_value(v) for c, v in (counter_set.get("counters") or {}).items()}
+            if unreadable is not None:
+                for c, v in (counter_set.get("counters") or {}).items():
+                    unreadable.check(f"{driver}/{pool_name} counter set {set_name} counter {c}", v)
             if slice_node:
                 counter_home[set_name] = str(slice_node)
         last_node: str | None = None
@@ -697,6 +740,9 @@ def _account_pool(pool: Pool, in_use: InUse, rows: dict[tuple[str, ...], UsageRo
             blocked = pool.blocked.get(key[2])
             for tally in targets:
                 _count_device(tally, device, key, allocated, in_use, blocked)
+            if unreadable is not None and device.get("allowMultipleAllocations"):  # (its capacity is added up)
+                for name, entry in (device.get("capacity") or {}).items():
+                    unreadable.check(f"{'/'.join(key)} capacity {name}", entry)
             for consumption in device.get("consumesCounters") or ():
                 set_name = str(consumption.get("counterSet") or "")
                 if set_name not in counter_home:
@@ -705,6 +751,8 @@ def _account_pool(pool: Pool, in_use: InUse, rows: dict[tuple[str, ...], UsageRo
                     for counter, value in (consumption.get("counters") or {}).items():
                         k = (set_name, counter)
                         consumed_counters[k] = consumed_counters.get(k, 0) + _capacity_value(value)[0]
+                        if unreadable is not None:
+                            unreadable.check(f"{'/'.join(key)} consumes {set_name} counter {counter}", value)
     if findings is not None and consumed_counters:
         findings.extend(counter_findings(pool, counter_totals, consumed_counters, in_use))
     if by == "node":

@@ -233,3 +233,27 @@ def test_unknown_node_is_an_error_not_an_empty_report(cli_runner):
     ok = cli_runner.invoke(cli, ["usage", "--state", str(cluster_path()), "--node", "gpu-node-1", "-o", "json"])
     assert ok.exit_code == 0, ok.output
 
+
+
+def test_quantities_too_large_to_add_up_are_named_in_a_warning_not_a_silent_zero():
+    state = ClusterState()
+    shared = [{"name": "mem", "counters": {"bytes": {"value": "1e999999999"}}}]
+    state.extend([
+        rslice("s", GPU, "node-1", [
+            {"name": "big", "allowMultipleAllocations": True,
+             "capacity": {"memory": {"value": "1e999999999"}, "cores": {"value": "8"}}},
+            {"name": "plain", "capacity": {"memory": {"value": "1e999999999"}}},  # not shared: not added up
+        ], sharedCounters=shared),
+    ])
+    report = compute_usage(state)
+    (warning,) = [w for w in report.warnings if "cannot be added up" in w]
+    assert warning.startswith("2 quantities cannot be added up and count as 0: ")
+    assert f"{GPU}/node-1 counter set mem counter bytes: '1e999999999' (" in warning
+    assert f"{GPU}/node-1/big capacity memory: '1e999999999' (quantity 1e999999999 is too large" in warning
+    assert "plain" not in warning
+    assert report.cluster.capacity["cores"].to_dict() == {"consumed": "0", "total": "8"}
+
+
+def test_readable_quantities_give_no_such_warning():
+    report = compute_usage(cluster())
+    assert not [w for w in report.warnings if "cannot be added up" in w]
