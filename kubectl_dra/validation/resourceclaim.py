@@ -122,7 +122,7 @@ def drop_disabled_device_fields(
 
     Returns one warning per dropped field so that users learn why their field vanished.
     """
-    if not isinstance(devices, dict) or not _has_gated_fields(devices):
+    if not isinstance(devices, dict):
         return []
     warnings: list[str] = []
     has_old = old_devices is not None
@@ -156,24 +156,6 @@ def drop_disabled_device_fields(
     if not gate_enabled(gates, Gate.DERIVED_ATTRIBUTES) and not (has_old and _uses_derived_attributes(old_devices)):
         _drop_from_requests(devices, "derivedAttributes", Gate.DERIVED_ATTRIBUTES, requests_path, note)
     return warnings
-
-
-#: The fields a gate may drop from an ``exactly`` or a subrequest.
-_GATED_SELECTION_FIELDS = ("adminAccess", "tolerations", "capacity", "derivedAttributes")
-
-
-def _has_gated_fields(devices: dict) -> bool:
-    """Whether any field that :func:`drop_disabled_device_fields` may drop is present (most
-    claims have none: one pass instead of one per gate)."""
-    if any(isinstance(c, dict) and "distinctAttribute" in c for c in as_list(devices.get("constraints"))):
-        return True
-    for request in _requests(devices):
-        if "firstAvailable" in request:
-            return True
-        exactly = request.get("exactly")
-        if isinstance(exactly, dict) and any(key in exactly for key in _GATED_SELECTION_FIELDS):
-            return True
-    return False
 
 
 def _drop_from_requests(
