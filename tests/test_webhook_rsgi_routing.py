@@ -54,6 +54,10 @@ def test_small_plain_bodies_are_decided_on_the_loop_the_rest_in_the_pool() -> No
     app = WebhookRSGI(AdmissionService(Settings(gates=FeatureGates.default())))
     assert app._inline(body_of(claim("a")))
     assert not app._inline(body_of(claim("a", admin=True)))  # may look up the namespace
+    admin = body_of(claim("a", admin=True))
+    escaped = admin.replace(b'"adminAccess"', b'"admin\\u0041ccess"')
+    assert b"adminAccess" not in escaped and json.loads(escaped) == json.loads(admin)
+    assert not app._inline(escaped)  # the same key, spelled with an escape
     big = claim("a")
     big["metadata"]["annotations"] = {"note": "x" * (Limits().inline_bytes + 1)}
     assert not app._inline(body_of(big))

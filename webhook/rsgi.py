@@ -5,11 +5,11 @@ worker, gives every connection a deadline for its request headers, and speaks TL
 module does the rest without ever letting a slow peer hold a thread: a request body is read
 on the worker's event loop, within :attr:`Limits.body_timeout` and :data:`MAX_BODY_BYTES`, and
 only a complete body is decided on. A small, shallow body that cannot lead to a namespace
-lookup (no ``adminAccess`` in it) is decided on the event loop: a typical claim takes a
-fraction of a millisecond, less than handing it to a thread and back costs. Every other body
-goes to the
-worker's thread pool (threads, so that a namespace lookup of one request, or the decision on a
-large slice, does not stall the others; big stacks, for objects nested as deep as the API
+lookup (no ``adminAccess`` in it, spelled out or behind a ``\\u`` escape) is decided on the
+event loop: a typical claim takes a fraction of a millisecond, less than handing it to a thread
+and back costs (its apply-time warnings, when on, stop at their deadline). Every other body goes
+to the worker's thread pool (threads, so that a namespace lookup of one request, or the decision
+on a large slice, does not stall the others; big stacks, for objects nested as deep as the API
 server accepts). ``/healthz`` and ``/readyz`` are answered on the event loop itself, so they
 stay fast while slow or idle connections are open and while the pool is busy.
 """
@@ -33,8 +33,10 @@ MAX_DRAINED_BYTES = 4 * MAX_BODY_BYTES
 ADMISSION_PATHS = {"/validate": "validate", "/mutate": "mutate"}
 
 
-#: A body containing this may need a namespace lookup (admin access): always decided in the pool.
+#: A body containing this may need a namespace lookup (admin access): always decided in the pool,
+#: as is a body with a ``\u`` escape, which could spell it without these bytes.
 ADMIN_ACCESS_FIELD = b"adminAccess"
+UNICODE_ESCAPE = b"\\u"
 #: Most brackets a body decided on the event loop may hold: its nesting depth is below this, far
 #: from what the loop thread's stack must hold (deep bodies go to the pool's big-stack threads).
 MAX_INLINE_BRACKETS = 1000
@@ -134,7 +136,7 @@ class WebhookRSGI:
     def _inline(self, body: bytes) -> bool:
         """Whether ``body`` is decided on the event loop: small, shallow, and no namespace lookup."""
         return (len(body) <= self.limits.inline_bytes and ADMIN_ACCESS_FIELD not in body
-                and body.count(b"[") + body.count(b"{") <= MAX_INLINE_BRACKETS)
+                and UNICODE_ESCAPE not in body and body.count(b"[") + body.count(b"{") <= MAX_INLINE_BRACKETS)
 
     async def _drain(self, protocol: Any) -> bool:
         """Read and drop a refused body within the deadline, so that its sender sees the 413."""
