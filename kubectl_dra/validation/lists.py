@@ -62,6 +62,8 @@ def check_list(
     """Upstream's validateSlice/validateSet: TooMany (which, by default, stops the item
     checks as a DoS guard), each item's errors, then Duplicate at every repeated key."""
     values = as_list(items)
+    if not values:  # most optional lists are absent: nothing to check
+        return []
     errs: list[FieldError] = []
     if max_items is not None and len(values) > max_items:
         errs.append(too_many(path, len(values), max_items))

@@ -139,6 +139,8 @@ def is_valid_qualified_name(name: str) -> bool:
 @shaped(STR)
 def validate_fully_qualified_name(name: str | None, path: Path) -> list[FieldError]:
     """DRA FullyQualifiedName (``matchAttribute``, ``distinctAttribute``): a qualified name with a domain."""
+    if name and "/" in name and is_valid_qualified_name(name):  # (memoised: constraints repeat names)
+        return []
     errs = validate_qualified_name(name, path)
     if "/" not in (name or ""):
         errs.append(invalid(path, name or "", "a fully qualified name must be a domain and a name separated by a slash"))
