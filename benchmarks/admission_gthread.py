@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> None:
     from webhook.service import warm_up
 
     prepare_metrics_dir(args.metrics_dir)
-    _configure_logging("warning")
+    _configure_logging("info")  # as dra-webhook serve runs by default
     gates = resolve_gates(None, None)
     fetcher = KubernetesNamespaceFetcher(args.kubeconfig, None, 2.0)
     fetcher.preload()

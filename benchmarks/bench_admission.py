@@ -177,7 +177,7 @@ def start_server(stack: str, workdir: Path) -> tuple[subprocess.Popen, int, str]
         script = Path(sys.executable).parent / "dra-webhook"
         command = [str(script)] if script.exists() else [sys.executable, "-m", "webhook.cli"]
         # no cluster to watch here: the warnings' cache would only retry; their cost is the core's
-        command += ["serve", *common, "--workers", "2", "--threads", "4", "--log-level", "warning",
+        command += ["serve", *common, "--workers", "2", "--threads", "4", "--log-level", "info",
                     "--no-apply-warnings"]
     log = open(workdir / "server.log", "wb")  # noqa: SIM115  # the server writes it for as long as it runs
     process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=Path(__file__).parent.parent)

@@ -12,7 +12,7 @@ import pytest
 from kubectl_dra.gates import FeatureGates
 from tests.webhook_support import admission_review
 from webhook.app import Settings, create_app
-from webhook.logs import MAX_LINE_CHARS, RepeatFilter, clip, decision_line, field_shape
+from webhook.logs import MAX_LINE_CHARS, LazyLine, RepeatFilter, clip, decision_line, field_shape
 
 
 class Clock:
@@ -151,3 +151,20 @@ def test_a_failure_outside_the_decision_is_one_line_too(app_logs: pytest.LogCapt
     assert line.levelno == logging.ERROR and line.exc_info is None and "\n" not in line.getMessage()
     assert line.getMessage().startswith("POST /validate failed: KeyError")
     assert len([r for r in app_logs.records if r.levelno == logging.DEBUG and r.exc_info]) == 1
+
+
+def test_a_line_the_repeat_filter_drops_is_never_built() -> None:
+    built: list[int] = []
+
+    def build() -> str:
+        built.append(1)
+        return "allowed validate CREATE ResourceClaim ml/c uid=u 0.1ms"
+
+    flt = RepeatFilter(burst=2, clock=Clock())
+    passed = []
+    for _ in range(10):
+        rec = record("%s", ("decision", "allowed"), LazyLine(build))
+        if flt.filter(rec):
+            passed.append(rec.getMessage())
+    assert len(passed) == 2 and len(built) == 2
+    assert passed[0] == "allowed validate CREATE ResourceClaim ml/c uid=u 0.1ms"

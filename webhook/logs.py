@@ -36,7 +36,7 @@ def clip(value: object, limit: int = MAX_PIECE_CHARS) -> str:
     text = str(value)
     if len(text) > 4 * limit:  # never scan a huge string whole
         text = text[: 4 * limit]
-    line = "".join(ch if ch.isprintable() else " " for ch in text)
+    line = text if text.isprintable() else "".join(ch if ch.isprintable() else " " for ch in text)
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
@@ -59,6 +59,19 @@ def decision_line(decision: str, endpoint: str, operation: str, kind: str, names
         if total > len(shown):
             line += f"; ... and {total - len(shown)} more"
     return clip(line, MAX_LINE_CHARS)
+
+
+class LazyLine:
+    """A log message built only when a handler formats the record: the repeat filter drops most
+    decision lines of a busy webhook, and building one cost more than deciding on a claim."""
+
+    __slots__ = ("_build",)
+
+    def __init__(self, build: Callable[[], str]) -> None:
+        self._build = build
+
+    def __str__(self) -> str:
+        return self._build()
 
 
 class RepeatFilter(logging.Filter):

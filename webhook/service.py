@@ -22,7 +22,7 @@ import orjson
 
 from kubectl_dra.validation.admission import Decision, SpecMemo, review
 
-from .logs import MAX_ERRORS_LOGGED, MAX_LINE_CHARS, clip, decision_line, field_shape
+from .logs import MAX_ERRORS_LOGGED, MAX_LINE_CHARS, LazyLine, clip, decision_line, field_shape
 from .metrics import Metrics
 from .review import (
     HANDLED_VERSIONS,
@@ -228,15 +228,16 @@ class _Outcome:
 
 def _log_decision(level: int, label: str, endpoint: str, req: AdmissionRequest | None, seconds: float,
                   details: list[str], total: int, repeat: tuple = ()) -> None:
-    """One capped line for one decision; repeats of the same kind of line are rate-limited by the handler."""
+    """One capped line for one decision; repeats of the same kind of line are rate-limited by the
+    handler, and a line it drops is never built."""
     if not log.isEnabledFor(level):
         return
     if req is None:
-        line = decision_line(label, endpoint, "-", "-", "", "", "-", seconds, details, total)
+        line = LazyLine(lambda: decision_line(label, endpoint, "-", "-", "", "", "-", seconds, details, total))
         key: tuple = ("decision", label, endpoint)
     else:
-        line = decision_line(label, endpoint, req.operation, req.kind, req.namespace, _object_name(req), req.uid,
-                             seconds, details, total)
+        line = LazyLine(lambda: decision_line(label, endpoint, req.operation, req.kind, req.namespace,
+                                              _object_name(req), req.uid, seconds, details, total))
         key = ("decision", label, endpoint, req.metric_kind, req.metric_operation, repeat)
     log.log(level, "%s", line, extra={"repeat_key": key})
 
