@@ -345,11 +345,16 @@ def test_cel_selector_gated_field() -> None:
 
 
 def test_cel_engine_failure_is_internal(monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(expression: str, gates: object) -> None:
+    def broken(*args: object) -> None:
         raise RuntimeError("boom")
 
     monkeypatch.setattr(selectors, "_check_cel", broken)
-    assert kinds(c.validate_cel_selector({"expression": "true"}, P, Gates())) == {(INTERNAL, "x.expression")}
+    selectors._selector_verdict.cache_clear()  # the memo may hold this expression's verdict already
+    expression = {"expression": "true && true"}
+    assert kinds(c.validate_cel_selector(expression, P, Gates())) == {(INTERNAL, "x.expression")}
+    assert kinds(c.validate_cel_selector(expression, P, Gates())) == {(INTERNAL, "x.expression")}  # not remembered
+    monkeypatch.undo()
+    assert c.validate_cel_selector(expression, P, Gates()) == []
 
 
 def test_opaque_configuration() -> None:

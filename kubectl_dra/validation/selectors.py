@@ -4,6 +4,7 @@ enabled gates."""
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 from kubectl_dra.cel import limits as cel_limits
@@ -55,37 +56,53 @@ def validate_cel_selector(cel: Any, path: Path, gates: GateReader | None, stored
         return []
     cel = cel or {}
     expression = cel.get("expression") or ""
-    epath = path.child("expression")
-    if len(expression.encode("utf-8")) > CEL_EXPRESSION_MAX_LENGTH:
-        return [too_long(epath, "", CEL_EXPRESSION_MAX_LENGTH)]
     try:
-        result = _check_cel(expression, gates)
+        verdict = _selector_verdict(expression, gate_enabled(gates, Gate.CONSUMABLE_CAPACITY),
+                                    gate_enabled(gates, Gate.LIST_TYPE_ATTRIBUTES))
     except Exception as exc:  # noqa: BLE001 - a broken engine must not crash validation
-        return [internal(epath, f"CEL check failed: {exc}")]
+        return [internal(path.child("expression"), f"CEL check failed: {exc}")]
+    if verdict is None:
+        return []
+    reason, detail = verdict
+    epath = path.child("expression")
+    if reason == "TooLong":
+        return [too_long(epath, "", CEL_EXPRESSION_MAX_LENGTH)]
+    if reason == "Forbidden":
+        return [forbidden(epath, detail)]
+    if reason == "Required":
+        return [required(epath, detail)]
+    return [invalid(epath, expression, detail)]
+
+
+@functools.lru_cache(maxsize=cel_limits.COMPILE_CACHE_SIZE)
+def _selector_verdict(expression: str, consumable_capacity: bool, list_type_attributes: bool) -> tuple[str, str] | None:
+    """None for a valid selector expression, else (field error type, detail): a pure function of
+    its arguments, memoised (claims repeat their classes' and each other's selectors; the
+    engine's own answer is memoised too, this spares the steps around it). Exceptions are not
+    remembered."""
+    if len(expression.encode("utf-8")) > CEL_EXPRESSION_MAX_LENGTH:
+        return "TooLong", ""
+    result = _check_cel(expression, consumable_capacity, list_type_attributes)
     errors = [str(e) for e in (getattr(result, "errors", None) or [])]
     reason = getattr(result, "reason", None)
     cost = getattr(result, "cost", None)
     if reason == "TooLong":
-        return [too_long(epath, "", CEL_EXPRESSION_MAX_LENGTH)]
+        return "TooLong", ""
     if reason == "Forbidden" or (not errors and cost is not None and cost > CEL_EXPRESSION_MAX_COST):
-        return [forbidden(epath, "too complex, exceeds cost limit")]
+        return "Forbidden", "too complex, exceeds cost limit"
     if reason == "Required":
-        return [required(epath, "; ".join(errors))]
+        return "Required", "; ".join(errors)
     if errors:
-        return [invalid(epath, expression, "; ".join(errors))]
-    return []
+        return "Invalid", "; ".join(errors)
+    return None
 
 
-def _check_cel(expression: str, gates: GateReader | None) -> Any:
+def _check_cel(expression: str, consumable_capacity: bool, list_type_attributes: bool) -> Any:
     """``kubectl_dra.cel.check_expression`` in the NewExpressions environment of the enabled gates."""
     from kubectl_dra.cel import check_expression
 
-    return check_expression(
-        expression,
-        result="bool",
-        consumable_capacity=gate_enabled(gates, Gate.CONSUMABLE_CAPACITY),
-        list_type_attributes=gate_enabled(gates, Gate.LIST_TYPE_ATTRIBUTES),
-    )
+    return check_expression(expression, result="bool", consumable_capacity=consumable_capacity,
+                            list_type_attributes=list_type_attributes)
 
 
 #: Shared budget of all derived-attribute expressions of one claim. The upstream
