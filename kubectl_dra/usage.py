@@ -563,10 +563,12 @@ class Unreadable:
     def __init__(self) -> None:
         self.places: dict[str, Any] = {}
 
-    def check(self, place: str, entry: Any) -> None:
-        """Remember ``place`` when ``entry`` (a capacity or counter: ``{value: …}``) is unreadable."""
-        if _capacity_value(entry)[1] is None:
+    def note(self, place: str, entry: Any, read: tuple[Number, Format | None]) -> Number:
+        """``read`` (``_capacity_value(entry)``)'s amount; ``place`` is remembered when ``entry`` (a
+        capacity or counter: ``{value: …}``) could not be read."""
+        if read[1] is None:
             self.places.setdefault(place, entry.get("value") if isinstance(entry, dict) else entry)
+        return read[0]
 
     def warning(self) -> str | None:
         """One line naming the first few, or None."""
@@ -713,10 +715,11 @@ def _account_pool(pool: Pool, in_use: InUse, rows: dict[tuple[str, ...], UsageRo
         slice_node = spec.get("nodeName")
         for counter_set in spec.get("sharedCounters") or []:
             set_name = str(counter_set.get("name") or "")
-            counter_totals[set_name] = {c: _capacity_value(v) for c, v in (counter_set.get("counters") or {}).items()}
-            if unreadable is not None:
-                for c, v in (counter_set.get("counters") or {}).items():
-                    unreadable.check(f"{driver}/{pool_name} counter set {set_name} counter {c}", v)
+            totals = counter_totals[set_name] = {}
+            for c, v in (counter_set.get("counters") or {}).items():
+                totals[c] = _capacity_value(v)
+                if unreadable is not None:
+                    unreadable.note(f"{driver}/{pool_name} counter set {set_name} counter {c}", v, totals[c])
             if slice_node:
                 counter_home[set_name] = str(slice_node)
         last_node: str | None = None
@@ -742,7 +745,7 @@ def _account_pool(pool: Pool, in_use: InUse, rows: dict[tuple[str, ...], UsageRo
                 _count_device(tally, device, key, allocated, in_use, blocked)
             if unreadable is not None and device.get("allowMultipleAllocations"):  # (its capacity is added up)
                 for name, entry in (device.get("capacity") or {}).items():
-                    unreadable.check(f"{'/'.join(key)} capacity {name}", entry)
+                    unreadable.note(f"{'/'.join(key)} capacity {name}", entry, _capacity_value(entry))
             for consumption in device.get("consumesCounters") or ():
                 set_name = str(consumption.get("counterSet") or "")
                 if set_name not in counter_home:
@@ -750,9 +753,10 @@ def _account_pool(pool: Pool, in_use: InUse, rows: dict[tuple[str, ...], UsageRo
                 if allocated:
                     for counter, value in (consumption.get("counters") or {}).items():
                         k = (set_name, counter)
-                        consumed_counters[k] = consumed_counters.get(k, 0) + _capacity_value(value)[0]
+                        read = _capacity_value(value)
                         if unreadable is not None:
-                            unreadable.check(f"{'/'.join(key)} consumes {set_name} counter {counter}", value)
+                            unreadable.note(f"{'/'.join(key)} consumes {set_name} counter {counter}", value, read)
+                        consumed_counters[k] = consumed_counters.get(k, 0) + read[0]
     if findings is not None and consumed_counters:
         findings.extend(counter_findings(pool, counter_totals, consumed_counters, in_use))
     if by == "node":
