@@ -7,7 +7,6 @@ import json
 from typing import Any, Callable, Sequence
 
 from .field import FieldError, Path, duplicate, too_many
-from .values import as_list
 
 __all__ = ["check_list", "middle_truncate", "validate_list", "validate_map"]
 
@@ -61,26 +60,26 @@ def check_list(
 ) -> list[FieldError]:
     """Upstream's validateSlice/validateSet: TooMany (which, by default, stops the item
     checks as a DoS guard), each item's errors, then Duplicate at every repeated key."""
-    values = as_list(items)
-    if not values:  # most optional lists are absent: nothing to check
+    if not items or not isinstance(items, list):  # most optional lists are absent: nothing to check
         return []
     errs: list[FieldError] = []
-    if max_items is not None and len(values) > max_items:
-        errs.append(too_many(path, len(values), max_items))
+    if max_items is not None and len(items) > max_items:
+        errs.append(too_many(path, len(items), max_items))
         if short_circuit:
             return errs
-    for i, item in enumerate(values):
-        errs.extend(check_item(item, path.index(i)))
-    if key is not None:
+    index = path.index
+    for i, item in enumerate(items):
+        errs.extend(check_item(item, index(i)))
+    if key is not None and len(items) > 1:  # one item repeats nothing
         seen: set[Any] = set()
-        for i, item in enumerate(values):
+        for i, item in enumerate(items):
             k = key(item)
             try:
                 hash(k)
             except TypeError:
                 k = json.dumps(k, sort_keys=True)
             if k in seen:
-                errs.append(duplicate(path.index(i), k))
+                errs.append(duplicate(index(i), k))
             else:
                 seen.add(k)
     return errs

@@ -122,10 +122,15 @@ def validate_object_meta(meta: Any, namespaced: bool, path: Path | None = None) 
     generation = meta.get("generation")
     if isinstance(generation, int) and generation < 0:
         errs.append(invalid(path.child("generation"), generation, "must be greater than or equal to 0"))
-    errs.extend(validate_labels(meta.get("labels"), path.child("labels")))
-    errs.extend(validate_annotations(meta.get("annotations"), path.child("annotations")))
-    errs.extend(_validate_owner_references(meta.get("ownerReferences"), path.child("ownerReferences")))
-    errs.extend(validate_finalizers(meta.get("finalizers"), path.child("finalizers")))
+    # each check finds nothing in an absent or empty value: its path is built only for one given
+    if meta.get("labels"):
+        errs.extend(validate_labels(meta["labels"], path.child("labels")))
+    if meta.get("annotations"):
+        errs.extend(validate_annotations(meta["annotations"], path.child("annotations")))
+    if meta.get("ownerReferences"):
+        errs.extend(_validate_owner_references(meta["ownerReferences"], path.child("ownerReferences")))
+    if meta.get("finalizers"):
+        errs.extend(validate_finalizers(meta["finalizers"], path.child("finalizers")))
     return errs
 
 

@@ -21,7 +21,7 @@ from .gating import gate_enabled
 from .lists import check_list
 from .names import validate_dns_label, validate_dns_subdomain, validate_fully_qualified_name
 from .objectmeta import validate_object_meta, validate_object_meta_update
-from .selectors import DERIVED_ATTRIBUTES_TOTAL_MAX_COST, check_derived_expression, validate_selector
+from .selectors import DERIVED_ATTRIBUTES_TOTAL_MAX_COST, check_derived_expression, selector_errors
 from .taints import validate_device_toleration
 from .values import as_dict, as_list, as_str, validate_immutable_field
 
@@ -127,42 +127,43 @@ def drop_disabled_device_fields(
     warnings: list[str] = []
     has_old = old_devices is not None
     requests_path = path.child("requests")
+    requests = _requests(devices)  # dropping fields of requests leaves the list as it is
 
     def note(field_path: Path, gate: str) -> None:
         warnings.append(f"{field_path}: dropped because the feature gate {gate} is disabled")
 
     if not gate_enabled(gates, Gate.PRIORITIZED_LIST) and not (has_old and _uses_prioritized_list(old_devices)):
-        for i, request in enumerate(_requests(devices)):
+        for i, request in enumerate(requests):
             if "firstAvailable" in request:
                 if as_list(request["firstAvailable"]):
                     note(requests_path.index(i).child("firstAvailable"), Gate.PRIORITIZED_LIST)
                 del request["firstAvailable"]
     if not gate_enabled(gates, Gate.ADMIN_ACCESS) and not (has_old and uses_admin_access(old_devices, old_status)):
-        for i, request in enumerate(_requests(devices)):
+        for i, request in enumerate(requests):
             exactly = request.get("exactly")
             if isinstance(exactly, dict) and "adminAccess" in exactly:
                 if exactly["adminAccess"] is not None:
                     note(requests_path.index(i).child("exactly", "adminAccess"), Gate.ADMIN_ACCESS)
                 del exactly["adminAccess"]
     if not gate_enabled(gates, Gate.DEVICE_TAINTS) and not (has_old and _uses_tolerations(old_devices)):
-        _drop_from_requests(devices, "tolerations", Gate.DEVICE_TAINTS, requests_path, note)
+        _drop_from_requests(requests, "tolerations", Gate.DEVICE_TAINTS, requests_path, note)
     if not gate_enabled(gates, Gate.CONSUMABLE_CAPACITY) and not (has_old and uses_consumable_capacity(old_devices)):
         for c, constraint in enumerate(as_list(devices.get("constraints"))):
             if isinstance(constraint, dict) and "distinctAttribute" in constraint:
                 if constraint["distinctAttribute"] is not None:
                     note(path.child("constraints").index(c).child("distinctAttribute"), Gate.CONSUMABLE_CAPACITY)
                 del constraint["distinctAttribute"]
-        _drop_from_requests(devices, "capacity", Gate.CONSUMABLE_CAPACITY, requests_path, note)
+        _drop_from_requests(requests, "capacity", Gate.CONSUMABLE_CAPACITY, requests_path, note)
     if not gate_enabled(gates, Gate.DERIVED_ATTRIBUTES) and not (has_old and _uses_derived_attributes(old_devices)):
-        _drop_from_requests(devices, "derivedAttributes", Gate.DERIVED_ATTRIBUTES, requests_path, note)
+        _drop_from_requests(requests, "derivedAttributes", Gate.DERIVED_ATTRIBUTES, requests_path, note)
     return warnings
 
 
 def _drop_from_requests(
-    devices: dict, key: str, gate: str, requests_path: Path, note: Callable[[Path, str], None]
+    requests: list[dict], key: str, gate: str, requests_path: Path, note: Callable[[Path, str], None]
 ) -> None:
     """Remove ``key`` from every ``exactly`` and every subrequest."""
-    for i, request in enumerate(_requests(devices)):
+    for i, request in enumerate(requests):
         exactly = request.get("exactly")
         if isinstance(exactly, dict) and key in exactly:
             if exactly[key] not in (None, [], {}):
@@ -241,6 +242,9 @@ class _Options:
 
     def __init__(self, gates: "FeatureGates", constraints: Any) -> None:
         self.gates = gates
+        #: the gates every selector reads, read once per claim
+        self.consumable_capacity = gate_enabled(gates, Gate.CONSUMABLE_CAPACITY)
+        self.list_type_attributes = gate_enabled(gates, Gate.LIST_TYPE_ATTRIBUTES)
         self.derived_cost = 0
         self.constraint_attributes: dict[str, set[str]] = {}
         for constraint in as_list(constraints):
@@ -347,13 +351,17 @@ def _validate_device_selection(x: dict, path: Path, opts: _Options, request_name
         errs.append(required(path.child("deviceClassName")))
     else:
         errs += validate_dns_subdomain(class_name, path.child("deviceClassName"))
-    errs += check_list(
-        x.get("selectors"),
-        path.child("selectors"),
-        DEVICE_SELECTORS_MAX,
-        lambda s, p: validate_selector(as_dict(s), p, opts.gates),
-    )
-    errs += _validate_derived_attributes(x.get("derivedAttributes"), path.child("derivedAttributes"), opts, request_name)
+    selectors = x.get("selectors")
+    if selectors:
+        errs += check_list(
+            selectors,
+            path.child("selectors"),
+            DEVICE_SELECTORS_MAX,
+            lambda s, p: selector_errors(as_dict(s), p, opts.consumable_capacity, opts.list_type_attributes),
+        )
+    derived = x.get("derivedAttributes")
+    if derived:
+        errs += _validate_derived_attributes(derived, path.child("derivedAttributes"), opts, request_name)
     errs += _validate_allocation_mode(x, path)
     for t, toleration in enumerate(as_list(x.get("tolerations"))):
         errs += validate_device_toleration(as_dict(toleration), path.child("tolerations").index(t))

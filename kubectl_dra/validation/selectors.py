@@ -21,8 +21,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "CEL_EXPRESSION_MAX_COST", "CEL_EXPRESSION_MAX_LENGTH", "DERIVED_ATTRIBUTES_TOTAL_MAX_COST",
-    "DERIVED_SCALAR_TYPES", "check_derived_expression", "validate_cel_selector", "validate_selector",
-    "validate_selectors",
+    "DERIVED_SCALAR_TYPES", "check_derived_expression", "selector_errors", "validate_cel_selector",
+    "validate_selector", "validate_selectors",
 ]
 
 
@@ -41,11 +41,8 @@ def validate_selectors(
 @shaped(schema.DEVICE_SELECTOR)
 def validate_selector(selector: Any, path: Path, gates: GateReader | None, stored: bool = False) -> list[FieldError]:
     """One DeviceSelector: ``cel`` is required and must hold a valid expression."""
-    selector = selector or {}
-    cel = selector.get("cel")
-    if cel is None:
-        return [required(path.child("cel"), "")]
-    return validate_cel_selector(cel, path.child("cel"), gates, stored)
+    return selector_errors(selector or {}, path, gate_enabled(gates, Gate.CONSUMABLE_CAPACITY),
+                           gate_enabled(gates, Gate.LIST_TYPE_ATTRIBUTES), stored)
 
 
 @shaped(schema.CEL_SELECTOR)
@@ -54,24 +51,46 @@ def validate_cel_selector(cel: Any, path: Path, gates: GateReader | None, stored
     A ``stored`` expression (unchanged since it was admitted) is not checked again."""
     if stored:
         return []
-    cel = cel or {}
-    expression = cel.get("expression") or ""
-    try:
-        verdict = _selector_verdict(expression, gate_enabled(gates, Gate.CONSUMABLE_CAPACITY),
-                                    gate_enabled(gates, Gate.LIST_TYPE_ATTRIBUTES))
-    except Exception as exc:  # noqa: BLE001 - a broken engine must not crash validation
-        return [internal(path.child("expression"), f"CEL check failed: {exc}")]
-    if verdict is None:
+    expression = (cel or {}).get("expression") or ""
+    verdict = _checked_verdict(expression, gate_enabled(gates, Gate.CONSUMABLE_CAPACITY),
+                               gate_enabled(gates, Gate.LIST_TYPE_ATTRIBUTES))
+    return [] if verdict is None else _verdict_errors(verdict, expression, path.child("expression"))
+
+
+def selector_errors(selector: dict, path: Path, consumable_capacity: bool, list_type_attributes: bool,
+                    stored: bool = False) -> list[FieldError]:
+    """:func:`validate_selector` of a decoded selector with the two gates it reads already read:
+    a claim's validation reads them once for all its selectors. Paths are built only for errors."""
+    cel = selector.get("cel")
+    if cel is None:
+        return [required(path.child("cel"), "")]
+    if stored:
         return []
+    expression = cel.get("expression") or ""
+    verdict = _checked_verdict(expression, consumable_capacity, list_type_attributes)
+    return [] if verdict is None else _verdict_errors(verdict, expression, path.child("cel", "expression"))
+
+
+def _checked_verdict(expression: str, consumable_capacity: bool, list_type_attributes: bool) -> tuple[str, str] | None:
+    """:func:`_selector_verdict`, with a failure of the engine as an ``Internal`` verdict."""
+    try:
+        return _selector_verdict(expression, consumable_capacity, list_type_attributes)
+    except Exception as exc:  # noqa: BLE001 - a broken engine must not crash validation
+        return "Internal", f"CEL check failed: {exc}"
+
+
+def _verdict_errors(verdict: tuple[str, str], expression: str, path: Path) -> list[FieldError]:
+    """The field error of a bad expression's verdict, at the expression's ``path``."""
     reason, detail = verdict
-    epath = path.child("expression")
     if reason == "TooLong":
-        return [too_long(epath, "", CEL_EXPRESSION_MAX_LENGTH)]
+        return [too_long(path, "", CEL_EXPRESSION_MAX_LENGTH)]
     if reason == "Forbidden":
-        return [forbidden(epath, detail)]
+        return [forbidden(path, detail)]
     if reason == "Required":
-        return [required(epath, detail)]
-    return [invalid(epath, expression, detail)]
+        return [required(path, detail)]
+    if reason == "Internal":
+        return [internal(path, detail)]
+    return [invalid(path, expression, detail)]
 
 
 @functools.lru_cache(maxsize=cel_limits.COMPILE_CACHE_SIZE)
