@@ -185,7 +185,7 @@ DEPENDENCIES: Mapping[Gate, tuple[Gate, ...]] = MappingProxyType({
     Gate.SCHEDULER_FILTER_TIMEOUT: (BASE_GATE,),
 })
 
-_VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?$")
+_VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?\Z")
 _GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 _GO_FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
 

@@ -14,6 +14,7 @@ import re
 
 __all__ = [
     "DNS1123_LABEL_MAX", "DNS1123_SUBDOMAIN_MAX", "LABEL_VALUE_MAX", "QUALIFIED_NAME_MAX", "dns1123_label_ok",
+    "dns1123_subdomain_ok",
     "is_c_identifier", "is_dns1123_label", "is_dns1123_subdomain", "is_qualified_name", "is_semver",
     "is_valid_label_value",
 ]
@@ -24,18 +25,18 @@ DNS1123_SUBDOMAIN_MAX = 253
 QUALIFIED_NAME_MAX = 63
 LABEL_VALUE_MAX = 63
 _DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_LABEL_RE = re.compile(f"^{_DNS1123_LABEL_FMT}$")
+_DNS1123_LABEL_RE = re.compile(rf"^{_DNS1123_LABEL_FMT}\Z")
 _DNS1123_SUBDOMAIN_FMT = _DNS1123_LABEL_FMT + r"(\." + _DNS1123_LABEL_FMT + ")*"
-_DNS1123_SUBDOMAIN_RE = re.compile(f"^{_DNS1123_SUBDOMAIN_FMT}$")
+_DNS1123_SUBDOMAIN_RE = re.compile(rf"^{_DNS1123_SUBDOMAIN_FMT}\Z")
 _QUALIFIED_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_QUALIFIED_NAME_RE = re.compile(f"^{_QUALIFIED_NAME_FMT}$")
-_LABEL_VALUE_RE = re.compile(f"^({_QUALIFIED_NAME_FMT})?$")
+_QUALIFIED_NAME_RE = re.compile(rf"^{_QUALIFIED_NAME_FMT}\Z")
+_LABEL_VALUE_RE = re.compile(rf"^({_QUALIFIED_NAME_FMT})?\Z")
 _C_IDENTIFIER_FMT = "[A-Za-z_][A-Za-z0-9_]*"
-_C_IDENTIFIER_RE = re.compile(f"^{_C_IDENTIFIER_FMT}$")
+_C_IDENTIFIER_RE = re.compile(rf"^{_C_IDENTIFIER_FMT}\Z")
 _NUM = r"(0|[1-9][0-9]*)"
 _PRE_ID = r"(0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*)"
 _SEMVER_RE = re.compile(
-    rf"^{_NUM}\.{_NUM}\.{_NUM}(-{_PRE_ID}(\.{_PRE_ID})*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$"
+    rf"^{_NUM}\.{_NUM}\.{_NUM}(-{_PRE_ID}(\.{_PRE_ID})*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?\Z"
 )
 
 
@@ -107,6 +108,11 @@ def is_dns1123_label(value: str) -> list[str]:
 def dns1123_label_ok(value: str) -> bool:
     """Whether ``value`` is a lower-case RFC 1123 label (:func:`is_dns1123_label` finds nothing)."""
     return len(value) <= DNS1123_LABEL_MAX and _DNS1123_LABEL_RE.match(value) is not None
+
+
+def dns1123_subdomain_ok(value: str) -> bool:
+    """Whether ``value`` is a lower-case RFC 1123 subdomain (:func:`is_dns1123_subdomain` finds nothing)."""
+    return len(value) <= DNS1123_SUBDOMAIN_MAX and _DNS1123_SUBDOMAIN_RE.match(value) is not None
 
 
 def is_dns1123_subdomain(value: str) -> list[str]:

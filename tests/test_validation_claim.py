@@ -58,6 +58,22 @@ def fields_of(decision: Decision) -> set[str]:
 # --------------------------------------------------------------------------- decision basics
 
 
+def test_names_ending_in_a_newline_are_invalid_everywhere() -> None:
+    """The API server's formats end at the end of the text (Go's ``$``), not before a final
+    newline (Python's ``$``): each such name is an error at its own field."""
+    bad = claim([exact("gpu\n", selectors=[{"cel": {"expression": 'device.driver == "a"'}}]),
+                 {"name": "nic", "exactly": {"deviceClassName": "nic.example.com\n"}}],
+                constraints=[{"requests": ["nic"], "matchAttribute": "example.com/pcieRoot\n"}])
+    bad["metadata"] = {"name": "claim-0\n", "namespace": "default\n", "labels": {"app\n": "x\n"}}
+    decision = review(bad, gates=ALL)
+    assert not decision.allowed
+    assert fields_of(decision) == {
+        "metadata.name", "metadata.namespace", "metadata.labels",
+        "spec.devices.requests[0].name", "spec.devices.requests[1].exactly.deviceClassName",
+        "spec.devices.constraints[0].matchAttribute",
+    }
+
+
 def test_patch_turns_submitted_object_into_decision_object() -> None:
     obj = claim(
         [{"name": "r", "firstAvailable": [{"name": "a", "deviceClassName": "c", "tolerations": [{"key": "k"}]}]}],

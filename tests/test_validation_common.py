@@ -65,7 +65,9 @@ class Gates:
 @pytest.mark.parametrize(
     "value, ok",
     [("a", True), ("a-b", True), ("0", True), ("a" * 63, True), ("a" * 64, False), ("-a", False),
-     ("a-", False), ("A", False), ("a.b", False), ("", False), ("a_b", False)],
+     ("a-", False), ("A", False), ("a.b", False), ("", False), ("a_b", False),
+     # Go's ``$`` ends the text; Python's would also match before a final newline
+     ("a\n", False), ("a\n\n", False)],
 )
 def test_dns1123_label(value: str, ok: bool) -> None:
     assert (c.is_dns1123_label(value) == []) is ok
@@ -74,7 +76,7 @@ def test_dns1123_label(value: str, ok: bool) -> None:
 @pytest.mark.parametrize(
     "value, ok",
     [("a.b", True), ("example.com", True), ("a" * 253, True), ("a" * 254, False), ("a..b", False),
-     (".a", False), ("a.", False), ("Example.com", False), ("", False)],
+     (".a", False), ("a.", False), ("Example.com", False), ("", False), ("example.com\n", False)],
 )
 def test_dns1123_subdomain(value: str, ok: bool) -> None:
     assert (c.is_dns1123_subdomain(value) == []) is ok
@@ -84,7 +86,8 @@ def test_dns1123_subdomain(value: str, ok: bool) -> None:
     "value, ok",
     [("MyName", True), ("my.name", True), ("123-abc", True), ("example.com/MyName", True),
      ("a" * 63, True), ("a" * 64, False), ("/a", False), ("a/", False), ("a/b/c", False),
-     ("Example.com/a", False), ("-a", False), ("a b", False), ("", False)],
+     ("Example.com/a", False), ("-a", False), ("a b", False), ("", False), ("a\n", False),
+     ("example.com/a\n", False), ("example.com\n/a", False)],
 )
 def test_qualified_name(value: str, ok: bool) -> None:
     assert (c.is_qualified_name(value) == []) is ok
@@ -92,7 +95,7 @@ def test_qualified_name(value: str, ok: bool) -> None:
 
 @pytest.mark.parametrize(
     "value, ok", [("", True), ("MyValue", True), ("my_value", True), ("a" * 63, True), ("a" * 64, False),
-                  ("a b", False), ("-a", False)],
+                  ("a b", False), ("-a", False), ("a\n", False)],
 )
 def test_label_value(value: str, ok: bool) -> None:
     assert (c.is_valid_label_value(value) == []) is ok
@@ -100,7 +103,7 @@ def test_label_value(value: str, ok: bool) -> None:
 
 @pytest.mark.parametrize(
     "value, ok", [("my_name", True), ("_x", True), ("MyName1", True), ("1a", False), ("a-b", False),
-                  ("a.b", False), ("", False)],
+                  ("a.b", False), ("", False), ("a\n", False)],
 )
 def test_c_identifier(value: str, ok: bool) -> None:
     assert (c.is_c_identifier(value) == []) is ok
@@ -110,7 +113,8 @@ def test_c_identifier(value: str, ok: bool) -> None:
     "value, ok",
     [("1.2.3", True), ("0.0.0", True), ("1.2.3-alpha.1+build.5", True), ("1.2.3-0a", True),
      ("1.2.3--", True), ("1.2", False), ("v1.2.3", False), ("01.2.3", False), ("1.2.3-01", False),
-     ("1.2.3-", False), ("1.2.3+", False), ("1.2.3-a..b", False), ("1.2.3 ", False)],
+     ("1.2.3-", False), ("1.2.3+", False), ("1.2.3-a..b", False), ("1.2.3 ", False),
+     ("1.2.3\n", False)],
 )
 def test_semver(value: str, ok: bool) -> None:
     assert c.is_semver(value) is ok

@@ -17,15 +17,15 @@ from typing import Callable
 from kubectl_dra.cel.urls import URLError, parse_request_uri
 
 _DNS1035_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
-_DNS1035_RE = re.compile(f"^{_DNS1035_FMT}$")
+_DNS1035_RE = re.compile(rf"^{_DNS1035_FMT}\Z")
 _DNS1035_ERROR = (
     "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
     "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or "
     f"'abc-123', regex used for validation is '{_DNS1035_FMT}')")
-_UUID_RE = re.compile(r"^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{32})$",
+_UUID_RE = re.compile(r"^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{32})\Z",
                       re.IGNORECASE)
 _DATETIME_RE = re.compile(
-    r"^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
+    r"^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})\Z")
 
 
 def _mask_trailing_dash(name: str) -> str:

@@ -250,7 +250,7 @@ def merge_requests(objects: list[Obj]) -> Obj:
     return merged
 
 
-_VERSION_RE = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
+_VERSION_RE = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?\Z")
 
 
 def version_priority(api_version: str) -> tuple[int, int, int]:

@@ -36,7 +36,7 @@ def validate_uid(uid: str, path: Path) -> list[FieldError]:
     return []
 
 
-_CONDITION_REASON_RE = re.compile(r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")
+_CONDITION_REASON_RE = re.compile(r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?\Z")
 
 
 def validate_conditions(conditions: list, path: Path) -> list[FieldError]:

@@ -26,7 +26,7 @@ SERVED: dict[str, tuple[str, ...]] = {
 }
 
 #: a group/version (or a core version alone) as the API machinery parses it
-_GROUP_VERSION = re.compile(r"^(?:[a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[a-z0-9]+$")
+_GROUP_VERSION = re.compile(r"^(?:[a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[a-z0-9]+\Z")
 
 _PATH = Path.root("apiVersion")
 
