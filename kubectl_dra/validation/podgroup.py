@@ -7,10 +7,10 @@ PodGroup (scheduling policy, constraints) belongs to other API rules.
 
 from __future__ import annotations
 
-import copy
 from typing import TYPE_CHECKING, Any
 
 from ..gates import Gate
+from ..model.jsoncopy import copy_json
 from .field import FieldError, Path, duplicate, invalid, required
 from .gating import gate_enabled
 from .lists import check_list
@@ -28,7 +28,7 @@ POD_GROUP_RESOURCE_CLAIMS_MAX = 4
 def prepare_pod_group(obj: dict, old: dict | None, gates: "FeatureGates") -> tuple[dict, list[str]]:
     """Drop ``spec.resourceClaims`` (and their status) when the gate is off, unless the stored
     PodGroup already had claims."""
-    group = copy.deepcopy(obj)
+    group = copy_json(obj)
     warnings: list[str] = []
     if gate_enabled(gates, Gate.WORKLOAD_RESOURCE_CLAIMS):
         return group, warnings
@@ -94,9 +94,9 @@ def validate_claim_reference(claim: dict, path: Path) -> list[FieldError]:
 def prepare_pod_group_status(obj: dict, old: dict, gates: "FeatureGates") -> tuple[dict, list[str]]:
     """The status subresource: the spec comes from the stored PodGroup; claim statuses are
     dropped when the gate is off and the stored PodGroup had no claims."""
-    group = copy.deepcopy(obj)
+    group = copy_json(obj)
     if "spec" in old:
-        group["spec"] = copy.deepcopy(old["spec"])
+        group["spec"] = copy_json(old["spec"])
     warnings: list[str] = []
     used = bool(as_list(as_dict(old.get("spec")).get("resourceClaims")))
     status = group.get("status")

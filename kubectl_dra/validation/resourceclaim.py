@@ -9,7 +9,6 @@ subresource (section 10) is :mod:`.resourceclaimstatus`.
 
 from __future__ import annotations
 
-import copy
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from ..gates import Gate
@@ -184,7 +183,7 @@ def prepare_resource_claim(obj: dict, old: dict | None, gates: "FeatureGates") -
     if old_claim is None:
         claim.pop("status", None)
     elif "status" in old_claim:
-        claim["status"] = copy.deepcopy(old_claim["status"])
+        claim["status"] = old_claim["status"]  # old_claim is this call's own copy, read only from here
     else:
         claim.pop("status", None)
     spec = claim.get("spec")

@@ -9,12 +9,12 @@ allocation results and configuration, the consumer references and the device sta
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import TYPE_CHECKING, Any
 
 from ..gates import Gate
 from ..limits import ALLOCATION_RESULTS_MAX
+from ..model.jsoncopy import copy_json
 from .config import validate_raw_extension
 from .devicestatus import validate_conditions, validate_network_data, validate_uid
 from .field import FieldError, Path, forbidden, invalid, not_supported, required, too_many
@@ -62,10 +62,10 @@ def _device_id(entry: dict) -> tuple[str, str, str]:
 def prepare_resource_claim_status(obj: dict, old: dict, gates: "FeatureGates") -> tuple[dict, list[str]]:
     """The status strategy's PrepareForUpdate: spec and most metadata come from the stored
     claim, device statuses of deallocated devices vanish, fields of disabled gates are dropped."""
-    claim = copy.deepcopy(obj)
+    claim = copy_json(obj)
     stored = default_resource_claim(old)
     if "spec" in stored:
-        claim["spec"] = copy.deepcopy(stored["spec"])
+        claim["spec"] = copy_json(stored["spec"])
     else:
         claim.pop("spec", None)
     if not isinstance(claim.get("metadata"), dict):
@@ -74,7 +74,7 @@ def prepare_resource_claim_status(obj: dict, old: dict, gates: "FeatureGates") -
     old_meta = as_dict(stored.get("metadata"))
     for key in _STATUS_RESET_META:
         if key in old_meta:
-            meta[key] = copy.deepcopy(old_meta[key])
+            meta[key] = copy_json(old_meta[key])
         else:
             meta.pop(key, None)
     status = claim.get("status")

@@ -7,9 +7,9 @@ On update the whole ``spec`` is immutable (``admission-claims.md`` section 8).
 
 from __future__ import annotations
 
-import copy
 from typing import TYPE_CHECKING
 
+from ..model.jsoncopy import copy_json
 from .field import FieldError, Path
 from .objectmeta import validate_object_meta, validate_object_meta_update, validate_template_meta
 from .resourceclaim import default_device_claim, drop_disabled_device_fields, validate_claim_spec
@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def default_resource_claim_template(obj: dict) -> dict:
     """The template as the API server decodes it (claim-spec defaults applied), as a new dict."""
-    out = copy.deepcopy(obj)
+    out = copy_json(obj)
     claim_spec = as_dict(out.get("spec")).get("spec")
     if isinstance(claim_spec, dict):
         default_device_claim(claim_spec.get("devices"))
