@@ -89,3 +89,19 @@ def test_a_spec_json_cannot_write_exactly_is_validated_every_time() -> None:
     assert errors_of(huge, memo) == errors_of(huge, None) == []
     assert errors_of(huge, memo) == []
     assert len(memo) == 0 and memo.hits == memo.misses == 0
+
+
+def test_nan_and_null_are_not_one_remembered_spec() -> None:
+    """orjson writes NaN as ``null``: a spec holding either is validated every time, never
+    answered from the other's entry."""
+    def with_parameters(value: float | None) -> dict[str, Any]:
+        obj = claim("c")
+        obj["spec"]["devices"]["config"] = [{"opaque": {"driver": "gpu.example.com", "parameters": {"n": value}}}]
+        return obj
+
+    nan, null = with_parameters(float("nan")), with_parameters(None)
+    for first, second in ((nan, null), (null, nan)):
+        memo = SpecMemo()
+        assert errors_of(first, memo) == errors_of(first, None)
+        assert errors_of(second, memo) == errors_of(second, None)
+        assert len(memo) == 0

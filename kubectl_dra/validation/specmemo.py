@@ -25,8 +25,10 @@ class SpecMemo:
     """A bounded memo of device-claim spec errors; thread-safe, owned by its caller.
 
     Only specs of at most ``max_spec_bytes`` of JSON are remembered (the text is the key, so
-    the memo holds at most ``max_entries × max_spec_bytes``); larger ones, and specs JSON cannot
-    write exactly (integers beyond 64 bits), are validated every time.
+    the memo holds at most ``max_entries × max_spec_bytes``); larger ones, specs JSON cannot
+    write exactly (integers beyond 64 bits) and specs whose JSON has a ``null`` (orjson writes
+    NaN and the infinities, which a body read by :func:`json.loads` may carry, as ``null`` too)
+    are validated every time.
     """
 
     def __init__(self, max_entries: int = 256, max_spec_bytes: int = 16 * 1024) -> None:
@@ -45,7 +47,7 @@ class SpecMemo:
             text = orjson.dumps(devices)
         except (TypeError, orjson.JSONEncodeError):  # not exactly JSON-writable: never remembered
             return validate()
-        if len(text) > self.max_spec_bytes:
+        if len(text) > self.max_spec_bytes or b"null" in text:  # NaN and null would share a key
             return validate()
         key = (str(path), gates, text)
         found = self._memo.get(key)
