@@ -1,6 +1,6 @@
-"""SpecMemo: the errors of a device-claim spec remembered by its JSON, per path and gates, bounded,
-and never changing a decision (the whole admission corpus is checked through one memo in
-test_admission_review_contract.py)."""
+"""SpecMemo: a new device-claim spec's preparation (defaults, dropped fields and their warnings)
+and errors remembered by its JSON, per path and gates, bounded, and never changing a decision
+(the whole admission corpus is checked through one memo in test_admission_review_contract.py)."""
 
 from __future__ import annotations
 
@@ -105,3 +105,23 @@ def test_nan_and_null_are_not_one_remembered_spec() -> None:
         assert errors_of(first, memo) == errors_of(first, None)
         assert errors_of(second, memo) == errors_of(second, None)
         assert len(memo) == 0
+
+
+def test_each_decision_gets_its_own_prepared_spec() -> None:
+    """A remembered spec is handed out as a new copy: changing one decision's object changes
+    neither the memo nor the next decision; defaults and drop warnings are those of a memo-less review."""
+    memo = SpecMemo()
+    gates = GATES.with_overrides("DRADeviceTaints=false")
+    obj = claim("c")
+    del obj["spec"]["devices"]["requests"][0]["exactly"]["count"]  # defaulted to 1
+    obj["spec"]["devices"]["requests"][0]["exactly"]["tolerations"] = [{"key": "k", "operator": "Exists"}]
+    alone = review(copy.deepcopy(obj), gates=gates, namespace_labels={})
+    first = review(copy.deepcopy(obj), gates=gates, namespace_labels={}, memo=memo)
+    first.object["spec"]["devices"]["requests"][0]["exactly"]["count"] = 99
+    second = review(copy.deepcopy(obj), gates=gates, namespace_labels={}, memo=memo)
+    assert (memo.misses, memo.hits) == (1, 1)
+    assert second.to_dict() == alone.to_dict()
+    assert second.object["spec"]["devices"]["requests"][0]["exactly"] == {
+        "deviceClassName": "gpu.example.com", "count": 1, "allocationMode": "ExactCount",
+        "selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]}
+    assert second.warnings == alone.warnings != []

@@ -106,7 +106,7 @@ class AdmissionService:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, not {settings.mode!r}")
         self.settings = settings
         self.metrics = metrics or Metrics()
-        #: claims made from one template share their spec: each spec is validated once per worker
+        #: claims made from one template share their spec: each is prepared and validated once per worker
         self.spec_memo = SpecMemo()
 
     def admission(self, endpoint: str, body: bytes) -> Reply:

@@ -53,8 +53,12 @@ _HANDLERS: dict[str, tuple[Prepare, Validate]] = {
     "Pod": (pod.prepare_pod, pod.validate_pod),
 }
 
-#: Kinds whose validate handler takes a ``memo`` of device-claim spec errors.
-_SPEC_MEMO_KINDS = frozenset({"ResourceClaim", "ResourceClaimTemplate"})
+#: kind -> ``create(obj, gates, memo) -> (prepared, warnings, errors)``: prepare and validate of a
+#: CREATE with the device-claim spec through a :class:`SpecMemo` (the same outcome as the two handlers).
+_MEMO_CREATE: dict[str, Callable[[dict, Any, SpecMemo], tuple[dict, list[str], list[FieldError]]]] = {
+    "ResourceClaim": resourceclaim.create_resource_claim,
+    "ResourceClaimTemplate": resourceclaimtemplate.create_resource_claim_template,
+}
 
 #: kind -> handlers of its status subresource (UPDATE only).
 _STATUS_HANDLERS: dict[str, tuple[Prepare, Validate]] = {
@@ -154,8 +158,9 @@ def review(
     denial (InternalError) naming the lookup failure.
     ``subresource="status"`` applies the status strategy of ResourceClaim and PodGroup
     (UPDATE only); other subresources are admitted unchanged.
-    ``memo`` (a caller's :class:`SpecMemo`) remembers the errors of claim and template specs
-    validated before; the decision is the same with or without it.
+    ``memo`` (a caller's :class:`SpecMemo`) remembers how the specs of new claims and templates
+    seen before were prepared and what their errors were; the decision is the same with or
+    without it (its object may share metadata with ``obj``).
     """
     operation = operation.upper()
     if operation not in OPERATIONS:
@@ -190,19 +195,22 @@ def review(
 
     prepare, validate = handler
     warnings: list[str] = []
-    prepared = prepare(submitted, old_obj, gates)  # never written to: each prepare copies what it changes
-    if isinstance(prepared, tuple):  # (object, warnings) from handlers that explain what they dropped
-        prepared, extra = prepared
+    create = _MEMO_CREATE.get(kind) if memo is not None and not subresource and operation == "CREATE" else None
+    handler_errors: list[FieldError] | None = None
+    if create is not None and memo is not None:
+        prepared, extra, handler_errors = create(submitted, gates, memo)
         warnings.extend(extra)
+    else:
+        prepared = prepare(submitted, old_obj, gates)  # never written to: each prepare copies what it changes
+        if isinstance(prepared, tuple):  # (object, warnings) from handlers that explain what they dropped
+            prepared, extra = prepared
+            warnings.extend(extra)
     errors: list[FieldError] = []
     if subresource == "status" and kind == "ResourceClaim" and old_obj is not None:
         errors.extend(_authorize_admin_access_status(prepared, old_obj, namespace_labels))
     elif not subresource and operation == "CREATE" and kind in ("ResourceClaim", "ResourceClaimTemplate"):
         errors.extend(_authorize_admin_access(prepared, namespace_labels))
-    if memo is not None and not subresource and kind in _SPEC_MEMO_KINDS:
-        errors.extend(validate(prepared, old_obj, gates, memo=memo))
-    else:
-        errors.extend(validate(prepared, old_obj, gates))
+    errors.extend(validate(prepared, old_obj, gates) if handler_errors is None else handler_errors)
     errors = _unique(errors)
 
     return Decision(kind, name, ns, operation, not errors, errors, warnings, prepared, submitted)

@@ -26,11 +26,11 @@ from .values import as_dict, as_list, as_str, validate_immutable_field
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..gates import FeatureGates
-    from .specmemo import SpecMemo
+    from .specmemo import NewSpec, SpecMemo
 
 __all__ = [
-    "RequestNames", "default_device_claim", "default_resource_claim", "drop_disabled_device_fields",
-    "prepare_resource_claim", "uses_admin_access", "uses_consumable_capacity", "validate_claim_spec",
+    "CLAIM_DEVICES_PATH", "RequestNames", "create_resource_claim", "default_device_claim", "default_resource_claim",
+    "drop_disabled_device_fields", "prepare_new_devices", "prepare_resource_claim", "uses_admin_access", "uses_consumable_capacity", "validate_claim_spec",
     "validate_claim_config", "validate_device_claim", "validate_request_reference", "validate_resource_claim",
 ]
 
@@ -201,9 +201,9 @@ def prepare_resource_claim(obj: dict, old: dict | None, gates: "FeatureGates") -
 
 
 def validate_resource_claim(obj: dict, old: dict | None, gates: "FeatureGates",
-                            memo: "SpecMemo | None" = None) -> list[FieldError]:
+                            spec_errors: list[FieldError] | None = None) -> list[FieldError]:
     """Every field error of a (prepared) claim; on update only metadata and spec immutability.
-    ``memo`` remembers the errors of specs seen before (claims made from one template)."""
+    ``spec_errors``: those of the spec, when the caller has them already (:func:`create_resource_claim`)."""
     meta_path = Path("metadata")
     errs = validate_object_meta(obj.get("metadata"), True, meta_path)
     if old is not None:
@@ -211,8 +211,37 @@ def validate_resource_claim(obj: dict, old: dict | None, gates: "FeatureGates",
         errs.extend(validate_object_meta_update(obj.get("metadata"), old_claim.get("metadata"), meta_path))
         errs.extend(validate_immutable_field(obj.get("spec"), old_claim.get("spec"), Path("spec")))
         return errs
-    errs.extend(validate_claim_spec(obj.get("spec"), Path("spec"), gates, memo))
+    errs.extend(validate_claim_spec(obj.get("spec"), Path("spec"), gates) if spec_errors is None else spec_errors)
     return errs
+
+
+#: Where a claim's device spec sits.
+CLAIM_DEVICES_PATH = Path.root("spec", "devices")
+
+
+def prepare_new_devices(devices: dict, path: Path, gates: "FeatureGates") -> "NewSpec":
+    """A new spec's ``devices`` as PrepareForCreate leaves them (a new copy: defaults applied,
+    the fields of disabled gates dropped), the warnings of the drops, and the errors of the result."""
+    prepared = copy_json(devices)
+    default_device_claim(prepared)
+    warnings = drop_disabled_device_fields(prepared, None, gates, path)
+    return prepared, warnings, validate_device_claim(prepared, path, gates)
+
+
+def create_resource_claim(obj: dict, gates: "FeatureGates", memo: "SpecMemo") -> tuple[dict, list[str], list[FieldError]]:
+    """:func:`prepare_resource_claim` and :func:`validate_resource_claim` of a CREATE, with the
+    spec prepared and validated through ``memo`` (claims made from one template share their spec).
+    The prepared claim shares its metadata with ``obj``."""
+    spec = obj.get("spec")
+    devices = spec.get("devices") if isinstance(spec, dict) else None
+    if not isinstance(spec, dict) or not isinstance(devices, dict):  # no devices: nothing to remember
+        claim, warnings = prepare_resource_claim(obj, None, gates)
+        return claim, warnings, validate_resource_claim(claim, None, gates)
+    prepared, warnings, spec_errors = memo.new_spec(
+        devices, CLAIM_DEVICES_PATH, gates, lambda: prepare_new_devices(devices, CLAIM_DEVICES_PATH, gates))
+    claim = {key: ({**spec, "devices": prepared} if key == "spec" else value)
+             for key, value in obj.items() if key != "status"}
+    return claim, warnings, validate_resource_claim(claim, None, gates, spec_errors)
 
 
 class RequestNames:
@@ -267,13 +296,9 @@ class _Options:
         return bool(sep) and attribute in self.constraint_attributes.get(parent, ())
 
 
-def validate_claim_spec(spec: Any, path: Path, gates: "FeatureGates",
-                        memo: "SpecMemo | None" = None) -> list[FieldError]:
-    """The rules of a ResourceClaimSpec at ``path`` (``spec`` or ``spec.spec``), through ``memo`` if given."""
-    devices, devices_path = as_dict(spec).get("devices"), path.child("devices")
-    if memo is None:
-        return validate_device_claim(devices, devices_path, gates)
-    return memo.errors(devices, devices_path, gates, lambda: validate_device_claim(devices, devices_path, gates))
+def validate_claim_spec(spec: Any, path: Path, gates: "FeatureGates") -> list[FieldError]:
+    """The rules of a ResourceClaimSpec at ``path`` (``spec`` or ``spec.spec``)."""
+    return validate_device_claim(as_dict(spec).get("devices"), path.child("devices"), gates)
 
 
 def validate_device_claim(devices: Any, path: Path, gates: "FeatureGates") -> list[FieldError]:

@@ -12,7 +12,12 @@ from typing import TYPE_CHECKING
 from ..model.jsoncopy import copy_json
 from .field import FieldError, Path
 from .objectmeta import validate_object_meta, validate_object_meta_update, validate_template_meta
-from .resourceclaim import default_device_claim, drop_disabled_device_fields, validate_claim_spec
+from .resourceclaim import (
+    default_device_claim,
+    drop_disabled_device_fields,
+    prepare_new_devices,
+    validate_claim_spec,
+)
 from .values import as_dict, validate_immutable_field
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -49,9 +54,10 @@ def prepare_resource_claim_template(
 
 
 def validate_resource_claim_template(obj: dict, old: dict | None, gates: "FeatureGates",
-                                     memo: "SpecMemo | None" = None) -> list[FieldError]:
+                                     spec_errors: list[FieldError] | None = None) -> list[FieldError]:
     """Every field error of a (prepared) template; on update only metadata and spec immutability.
-    ``memo`` remembers the errors of claim specs seen before."""
+    ``spec_errors``: those of the claim spec, when the caller has them already
+    (:func:`create_resource_claim_template`)."""
     meta_path = Path("metadata")
     errs = validate_object_meta(obj.get("metadata"), True, meta_path)
     if old is not None:
@@ -61,5 +67,29 @@ def validate_resource_claim_template(obj: dict, old: dict | None, gates: "Featur
         return errs
     spec = as_dict(obj.get("spec"))
     errs.extend(validate_template_meta(spec.get("metadata"), Path.root("spec", "metadata")))
-    errs.extend(validate_claim_spec(spec.get("spec"), Path.root("spec", "spec"), gates, memo))
+    if spec_errors is None:
+        spec_errors = validate_claim_spec(spec.get("spec"), Path.root("spec", "spec"), gates)
+    errs.extend(spec_errors)
     return errs
+
+
+#: Where a template's device spec sits.
+TEMPLATE_DEVICES_PATH = Path.root("spec", "spec", "devices")
+
+
+def create_resource_claim_template(obj: dict, gates: "FeatureGates",
+                                   memo: "SpecMemo") -> tuple[dict, list[str], list[FieldError]]:
+    """:func:`prepare_resource_claim_template` and :func:`validate_resource_claim_template` of a
+    CREATE, with the claim spec prepared and validated through ``memo``. The prepared template
+    shares its metadata with ``obj``."""
+    spec = obj.get("spec")
+    claim_spec = spec.get("spec") if isinstance(spec, dict) else None
+    devices = claim_spec.get("devices") if isinstance(claim_spec, dict) else None
+    if not isinstance(spec, dict) or not isinstance(claim_spec, dict) or not isinstance(devices, dict):
+        template, warnings = prepare_resource_claim_template(obj, None, gates)
+        return template, warnings, validate_resource_claim_template(template, None, gates)
+    prepared, warnings, spec_errors = memo.new_spec(
+        devices, TEMPLATE_DEVICES_PATH, gates, lambda: prepare_new_devices(devices, TEMPLATE_DEVICES_PATH, gates))
+    new_spec = {key: ({**claim_spec, "devices": prepared} if key == "spec" else value) for key, value in spec.items()}
+    template = {key: (new_spec if key == "spec" else value) for key, value in obj.items()}
+    return template, warnings, validate_resource_claim_template(template, None, gates, spec_errors)

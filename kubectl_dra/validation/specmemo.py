@@ -1,12 +1,14 @@
-"""Field errors of device-claim specs validated before, remembered by their exact JSON text.
+"""New device-claim specs prepared and validated before, remembered by their exact JSON text.
 
 The resourceclaim controller makes one ResourceClaim per pod from a ResourceClaimTemplate, each
 with the template's spec: a webhook in front of a Job of 1,000 pods sees 1,000 claims whose
-``spec.devices`` are the same. The errors of a spec depend only on its content, where it sits
-(``spec`` or ``spec.spec``) and the feature gates, so a caller that decides on many objects (the
-webhook, one per worker) may hand :func:`~kubectl_dra.validation.admission.review` a
-:class:`SpecMemo` and have each spec validated once. Metadata, defaults, dropped fields and
-admin-access authorization still run for every object: only the spec rules are remembered.
+``spec.devices`` are the same. What the API server makes of a new spec (defaults applied, the
+fields of disabled gates dropped, a warning for each) and the errors of the result depend only
+on its content, where it sits (``spec`` or ``spec.spec``) and the feature gates, so a caller
+that decides on many objects (the webhook, one per worker) may hand
+:func:`~kubectl_dra.validation.admission.review` a :class:`SpecMemo` and have each spec
+prepared and validated once. Decoding, metadata and admin-access authorization still run for
+every object: only the spec of a CREATE is remembered.
 """
 
 from __future__ import annotations
@@ -21,14 +23,18 @@ from .field import FieldError, Path
 __all__ = ["SpecMemo"]
 
 
-class SpecMemo:
-    """A bounded memo of device-claim spec errors; thread-safe, owned by its caller.
+#: What a new spec becomes: its prepared ``devices``, the warnings of preparing them, their errors.
+NewSpec = tuple[dict, list[str], list[FieldError]]
 
-    Only specs of at most ``max_spec_bytes`` of JSON are remembered (the text is the key, so
-    the memo holds at most ``max_entries × max_spec_bytes``); larger ones, specs JSON cannot
-    write exactly (integers beyond 64 bits) and specs whose JSON has a ``null`` (orjson writes
-    NaN and the infinities, which a body read by :func:`json.loads` may carry, as ``null`` too)
-    are validated every time.
+
+class SpecMemo:
+    """A bounded memo of new device-claim specs; thread-safe, owned by its caller.
+
+    Only specs of at most ``max_spec_bytes`` of JSON are remembered (the text is the key and the
+    prepared spec is kept as text, so the memo holds at most ``max_entries`` of each); larger
+    ones, specs JSON cannot write exactly (integers beyond 64 bits) and specs whose JSON has a
+    ``null`` (orjson writes NaN and the infinities, which a body read by :func:`json.loads` may
+    carry, as ``null`` too) are prepared and validated every time.
     """
 
     def __init__(self, max_entries: int = 256, max_spec_bytes: int = 16 * 1024) -> None:
@@ -40,21 +46,23 @@ class SpecMemo:
     def __len__(self) -> int:
         return len(self._memo)
 
-    def errors(self, devices: Any, path: Path, gates: Any,
-               validate: Callable[[], list[FieldError]]) -> list[FieldError]:
-        """``validate()``'s errors for ``devices`` at ``path`` under ``gates``, remembered."""
+    def new_spec(self, devices: dict, path: Path, gates: Any, prepare: Callable[[], NewSpec]) -> NewSpec:
+        """``prepare()`` of the submitted ``devices`` at ``path`` under ``gates``, remembered:
+        every call gets its own copy of the prepared devices."""
         try:
             text = orjson.dumps(devices)
         except (TypeError, orjson.JSONEncodeError):  # not exactly JSON-writable: never remembered
-            return validate()
+            return prepare()
         if len(text) > self.max_spec_bytes or b"null" in text:  # NaN and null would share a key
-            return validate()
+            return prepare()
         key = (str(path), gates, text)
         found = self._memo.get(key)
-        if found is None:
-            self.misses += 1
-            found = tuple(validate())  # FieldErrors are frozen: a tuple of them can be shared
-            self._memo.put(key, found)
-        else:
+        if found is not None:
             self.hits += 1
-        return list(found)
+            prepared_text, warnings, errors = found
+            return orjson.loads(prepared_text), list(warnings), list(errors)
+        self.misses += 1
+        prepared, warnings, errors = prepare()
+        # FieldErrors are frozen and the prepared devices JSON as their source is: all can be kept
+        self._memo.put(key, (orjson.dumps(prepared), tuple(warnings), tuple(errors)))
+        return prepared, warnings, errors
