@@ -40,14 +40,17 @@ DESCRIPTIONS = {
 
 
 class Path:
-    """An immutable field path; ``child`` for fields, ``index`` for list items, ``key`` for map keys."""
+    """An immutable field path; ``child`` for fields, ``index`` for list items, ``key`` for map keys.
+    Its text is worked out when first asked for and kept (paths built once, as constants, are
+    rendered once)."""
 
-    __slots__ = ("_parent", "_name", "_index")
+    __slots__ = ("_parent", "_name", "_index", "_text")
 
     def __init__(self, name: str = "", parent: "Path | None" = None, index: str | None = None) -> None:
         self._parent = parent
         self._name = name
         self._index = index
+        self._text: str | None = None
 
     @classmethod
     def root(cls, *names: str) -> "Path":
@@ -69,15 +72,17 @@ class Path:
         return Path("", self, k)
 
     def __str__(self) -> str:
-        parts: list[str] = []
-        node: Path | None = self
-        while node is not None:
-            if node._index is not None:
-                parts.append(f"[{node._index}]")
-            elif node._name:
-                parts.append("." + node._name)
-            node = node._parent
-        return "".join(reversed(parts)).lstrip(".")
+        if self._text is None:
+            parts: list[str] = []
+            node: Path | None = self
+            while node is not None:
+                if node._index is not None:
+                    parts.append(f"[{node._index}]")
+                elif node._name:
+                    parts.append("." + node._name)
+                node = node._parent
+            self._text = "".join(reversed(parts)).lstrip(".")
+        return self._text
 
     def __repr__(self) -> str:
         return f"Path({str(self)!r})"
