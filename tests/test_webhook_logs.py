@@ -12,7 +12,8 @@ import pytest
 from kubectl_dra.gates import FeatureGates
 from tests.webhook_support import admission_review
 from webhook.app import Settings, create_app
-from webhook.logs import MAX_LINE_CHARS, LazyLine, RepeatFilter, clip, decision_line, field_shape
+from webhook.logs import MAX_LINE_CHARS, RepeatFilter, clip, decision_line, field_shape
+from webhook.service import AdmissionService
 
 
 class Clock:
@@ -153,18 +154,28 @@ def test_a_failure_outside_the_decision_is_one_line_too(app_logs: pytest.LogCapt
     assert len([r for r in app_logs.records if r.levelno == logging.DEBUG and r.exc_info]) == 1
 
 
-def test_a_line_the_repeat_filter_drops_is_never_built() -> None:
-    built: list[int] = []
-
-    def build() -> str:
-        built.append(1)
-        return "allowed validate CREATE ResourceClaim ml/c uid=u 0.1ms"
-
-    flt = RepeatFilter(burst=2, clock=Clock())
-    passed = []
-    for _ in range(10):
-        rec = record("%s", ("decision", "allowed"), LazyLine(build))
-        if flt.filter(rec):
-            passed.append(rec.getMessage())
-    assert len(passed) == 2 and len(built) == 2
-    assert passed[0] == "allowed validate CREATE ResourceClaim ml/c uid=u 0.1ms"
+def test_a_decision_line_the_repeat_filter_leaves_out_is_never_made(caplog: pytest.LogCaptureFixture) -> None:
+    """The service asks the handler's filter first: of ten like decisions two records are made,
+    and the next one after the interval says how many were left out; the handler's filter lets
+    the records it was asked about through without counting them twice."""
+    clock = Clock()
+    repeats = RepeatFilter(burst=2, interval=60, clock=clock)
+    service = AdmissionService(Settings(gates=FeatureGates.default()), log_repeats=repeats)
+    made: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.addFilter(repeats)
+    handler.emit = made.append  # type: ignore[method-assign]  # a handler that keeps its records
+    logger = logging.getLogger("dra_webhook")
+    logger.addHandler(handler)
+    body = json.dumps(admission_review(CLAIM)).encode()
+    try:
+        with caplog.at_level(logging.INFO, logger="dra_webhook"):
+            for _ in range(10):
+                service.admission("validate", body)
+            clock.now += 61
+            service.admission("validate", body)
+    finally:
+        logger.removeHandler(handler)
+    decisions = [r.getMessage() for r in caplog.records if r.getMessage().startswith("allowed validate")]
+    assert len(decisions) == 3 == len(made)
+    assert decisions[2].endswith("(8 similar lines left out)")

@@ -9,7 +9,9 @@ exception's type and clipped message; its traceback goes out at debug only.
 :class:`RepeatFilter` (a stdlib :class:`logging.Filter` on the handler) passes at most ``burst``
 lines with the same repeat key per ``interval`` seconds and at most ``max_per_second`` lines in
 all; the next line passed for a key says how many were left out. Its state is bounded: at most
-``max_keys`` keys, the least recently used dropped first.
+``max_keys`` keys, the least recently used dropped first. The admission service asks it
+(:meth:`RepeatFilter.take`) before it makes a decision's record at all: a busy webhook leaves
+out most of them, and making a record it then drops cost as much as the floor's own work.
 """
 
 from __future__ import annotations
@@ -61,19 +63,6 @@ def decision_line(decision: str, endpoint: str, operation: str, kind: str, names
     return clip(line, MAX_LINE_CHARS)
 
 
-class LazyLine:
-    """A log message built only when a handler formats the record: the repeat filter drops most
-    decision lines of a busy webhook, and building one cost more than deciding on a claim."""
-
-    __slots__ = ("_build",)
-
-    def __init__(self, build: Callable[[], str]) -> None:
-        self._build = build
-
-    def __str__(self) -> str:
-        return self._build()
-
-
 class RepeatFilter(logging.Filter):
     """At most ``burst`` records per repeat key per ``interval`` seconds and ``max_per_second`` in all."""
 
@@ -92,24 +81,36 @@ class RepeatFilter(logging.Filter):
         self._dropped_overall = 0
 
     def filter(self, record: logging.LogRecord) -> bool:
-        """Pass or drop ``record``; a passed record notes the records of its key left out before it."""
+        """Pass or drop ``record``; a passed record notes the records of its key left out before it.
+        A record marked ``repeat_passed`` was let through by :meth:`take` before it was made."""
+        if getattr(record, "repeat_passed", False):
+            return True
         key = getattr(record, "repeat_key", None) or (record.name, record.levelno, str(record.msg))
+        note = self.take(key)
+        if note is None:
+            return False
+        if note:
+            record.msg, record.args = record.getMessage() + note, None
+        return True
+
+    def take(self, key: Hashable) -> str | None:
+        """Whether a line with repeat ``key`` may go out now: None if not, else the note it ends
+        with ("" or how many lines were left out before it). A caller that asks before making
+        its record (a busy webhook's decision lines, most of which are left out) spares making it."""
         with self._lock:
             now = self._clock()
             window = self._window(key, now)
             if window[1] >= self.burst:
                 window[2] += 1
-                return False
+                return None
             if not self._take_overall(now):
-                return False
+                return None
             window[1] += 1
             skipped, window[2] = int(window[2]), 0
             overall, self._dropped_overall = self._dropped_overall, 0
-        if skipped or overall:
-            note = f" ({skipped} similar lines left out)" if skipped else ""
-            note += f" ({overall} lines left out: over {self.max_per_second:g} per second)" if overall else ""
-            record.msg, record.args = record.getMessage() + note, None
-        return True
+        note = f" ({skipped} similar lines left out)" if skipped else ""
+        note += f" ({overall} lines left out: over {self.max_per_second:g} per second)" if overall else ""
+        return note
 
     def _window(self, key: Hashable, now: float) -> list[float]:
         """The key's current window, a new one if it ended (keeping its left-out count); bounded LRU."""

@@ -28,6 +28,7 @@ from typing import Any, Callable
 
 from kubectl_dra.errors import UsageError
 
+from .logs import RepeatFilter
 from .tls import CertificateError, ReloadingTLS
 
 
@@ -106,7 +107,7 @@ def build(options: ServeOptions) -> "WebhookServer":
     except CertificateError as exc:
         raise UsageError(f"cannot serve TLS: {exc}") from None
     prepare_metrics_dir(options.metrics_dir)
-    _configure_logging(options.log_level)
+    log_repeats = _configure_logging(options.log_level)
 
     from .metrics import Metrics
     from .namespaces import KubernetesNamespaceFetcher, NamespaceLabels
@@ -143,7 +144,7 @@ def build(options: ServeOptions) -> "WebhookServer":
         cache = DeviceCache(kubernetes_api(options.kubeconfig, options.kube_context),
                             max_devices=options.warnings_max_devices)
         settings = replace(settings, advise=Advisor(cache, options.warnings_deadline, metrics.advice_result))
-    app = WebhookRSGI(AdmissionService(settings, metrics),
+    app = WebhookRSGI(AdmissionService(settings, metrics, log_repeats),
                       Limits(body_timeout=options.body_timeout, threads=options.threads),
                       on_start=cache.start if cache else None, on_stop=cache.stop if cache else None)
     return WebhookServer(app, options, tls, host, port)
@@ -249,14 +250,16 @@ def run(options: ServeOptions) -> None:
     build(options).run()
 
 
-def _configure_logging(level: str) -> None:
-    """The webhook's own log lines on stderr next to granian's, with repeats rate-limited."""
-    from .logs import RepeatFilter
-
+def _configure_logging(level: str) -> RepeatFilter:
+    """The webhook's own log lines on stderr next to granian's, with repeats rate-limited; returns
+    the handler's repeat filter, which the admission service asks before it makes a decision line."""
     logger = logging.getLogger("dra_webhook")
-    if not logger.handlers:
+    repeats = next((f for h in logger.handlers for f in h.filters if isinstance(f, RepeatFilter)), None)
+    if repeats is None:
+        repeats = RepeatFilter()
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("[%(asctime)s] [%(process)d] [%(levelname)s] %(name)s: %(message)s"))
-        handler.addFilter(RepeatFilter())
+        handler.addFilter(repeats)
         logger.addHandler(handler)
     logger.setLevel(level.upper())
+    return repeats

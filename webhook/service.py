@@ -22,7 +22,7 @@ import orjson
 
 from kubectl_dra.validation.admission import Decision, SpecMemo, review
 
-from .logs import MAX_ERRORS_LOGGED, MAX_LINE_CHARS, LazyLine, clip, decision_line, field_shape
+from .logs import MAX_ERRORS_LOGGED, MAX_LINE_CHARS, RepeatFilter, clip, decision_line, field_shape
 from .metrics import Metrics
 from .review import (
     HANDLED_VERSIONS,
@@ -101,11 +101,15 @@ def too_large() -> Reply:
 class AdmissionService:
     """Turns request bodies into replies, with metrics and one log line per decision."""
 
-    def __init__(self, settings: Settings, metrics: Metrics | None = None) -> None:
+    def __init__(self, settings: Settings, metrics: Metrics | None = None,
+                 log_repeats: RepeatFilter | None = None) -> None:
+        """``log_repeats``: the repeat filter of the log handler, whose budget the decision lines
+        share (asked before a line is made); its own one when not given."""
         if settings.mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, not {settings.mode!r}")
         self.settings = settings
         self.metrics = metrics or Metrics()
+        self.log_repeats = log_repeats or RepeatFilter()
         #: claims made from one template share their spec: each is prepared and validated once per worker
         self.spec_memo = SpecMemo()
 
@@ -148,13 +152,13 @@ class AdmissionService:
         except MalformedReview as exc:
             seconds = perf_counter() - start
             self.metrics.observe(endpoint, "other", "other", "malformed", seconds)
-            _log_decision(logging.INFO, "malformed", endpoint, None, seconds, [exc.message], 0)
+            self._log_decision(logging.INFO, "malformed", endpoint, None, seconds, [exc.message], 0)
             return json_reply(400, error_status(400, "BadRequest", exc.message))
         outcome = self._respond(endpoint, req)
         seconds = perf_counter() - start
         self.metrics.observe(endpoint, req.metric_kind, req.metric_operation, outcome.label, seconds)
         level = logging.WARNING if outcome.label == "error" else logging.INFO
-        _log_decision(level, outcome.label, endpoint, req, seconds, outcome.details, outcome.total, outcome.repeat)
+        self._log_decision(level, outcome.label, endpoint, req, seconds, outcome.details, outcome.total, outcome.repeat)
         return json_reply(200, envelope(outcome.response))
 
     def _respond(self, endpoint: str, req: AdmissionRequest) -> "_Outcome":
@@ -203,6 +207,26 @@ class AdmissionService:
             memo=self.spec_memo,
         )
 
+    def _log_decision(self, level: int, label: str, endpoint: str, req: AdmissionRequest | None, seconds: float,
+                      details: list[str], total: int, repeat: tuple = ()) -> None:
+        """One capped line for one decision, unless the repeat filter leaves it out: it is asked
+        first, and a line it leaves out is never made."""
+        if not log.isEnabledFor(level):
+            return
+        if req is None:
+            key: tuple = ("decision", label, endpoint)
+        else:
+            key = ("decision", label, endpoint, req.metric_kind, req.metric_operation, repeat)
+        note = self.log_repeats.take(key)
+        if note is None:
+            return
+        if req is None:
+            line = decision_line(label, endpoint, "-", "-", "", "", "-", seconds, details, total)
+        else:
+            line = decision_line(label, endpoint, req.operation, req.kind, req.namespace, _object_name(req),
+                                 req.uid, seconds, details, total)
+        log.log(level, "%s%s", line, note, extra={"repeat_key": key, "repeat_passed": True})
+
     def _internal_error(self, endpoint: str, req: AdmissionRequest, exc: Exception) -> dict[str, Any]:
         """Deny (enforce) or warn about an object the core could not decide on."""
         name = _object_name(req)
@@ -224,22 +248,6 @@ class _Outcome:
     details: list[str] = field(default_factory=list)
     total: int = 0
     repeat: tuple = ()
-
-
-def _log_decision(level: int, label: str, endpoint: str, req: AdmissionRequest | None, seconds: float,
-                  details: list[str], total: int, repeat: tuple = ()) -> None:
-    """One capped line for one decision; repeats of the same kind of line are rate-limited by the
-    handler, and a line it drops is never built."""
-    if not log.isEnabledFor(level):
-        return
-    if req is None:
-        line = LazyLine(lambda: decision_line(label, endpoint, "-", "-", "", "", "-", seconds, details, total))
-        key: tuple = ("decision", label, endpoint)
-    else:
-        line = LazyLine(lambda: decision_line(label, endpoint, req.operation, req.kind, req.namespace,
-                                              _object_name(req), req.uid, seconds, details, total))
-        key = ("decision", label, endpoint, req.metric_kind, req.metric_operation, repeat)
-    log.log(level, "%s", line, extra={"repeat_key": key})
 
 
 def _object_name(req: AdmissionRequest) -> str:
