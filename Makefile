@@ -64,8 +64,8 @@ bench: $(STAMP)
 	@$(BIN)/python -c "import gunicorn" 2>/dev/null || $(BIN)/python -m pip install --quiet -c constraints.txt -e '.[bench]'
 	$(BIN)/python -m benchmarks.run
 
-## make bench-instructions: instruction counts (callgrind) of a repeated preview, a first preview
-## and review(): the same on a busy or an idle machine (a few minutes; needs valgrind)
+## make bench-instructions: instruction counts (callgrind) of a repeated preview, a first preview,
+## review() and the webhook's answers: the same on a busy or an idle machine (minutes; needs valgrind)
 bench-instructions: $(STAMP)
 	$(BIN)/python -m benchmarks.instructions
 

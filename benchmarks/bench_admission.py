@@ -61,6 +61,11 @@ WRK_CPU = "1"
 SERVER_NAME = "dra-webhook.dra-system.svc"
 
 
+#: The floor's object: a ConfigMap, which the webhook admits untouched without calling the core.
+FLOOR = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "ml-team"},
+         "data": {"k": "v"}}
+
+
 def typical_claim(suffix: str = "", name: str = "training-gpus") -> dict[str, Any]:
     """Two requests with CEL selectors (attribute, semver and quantity checks) and a constraint;
     ``suffix`` makes the request names (and so the spec) differ."""
@@ -430,9 +435,7 @@ def main() -> None:
     if "gthread" not in stacks:
         print("admission: gthread column skipped, gunicorn not installed (pip install -e '.[bench]')")
     workdir = Path(tempfile.mkdtemp(prefix="bench-admission-"))
-    floor = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "ml-team"},
-             "data": {"k": "v"}}
-    bodies = {"floor": review_body(floor),
+    bodies = {"floor": review_body(FLOOR),
               "claim": b"\n".join(review_body(typical_claim(name=f"trainer-{i}-gpus")) for i in range(DISTINCT_SPECS)),
               "claims": b"\n".join(review_body(typical_claim(f"-{i}")) for i in range(DISTINCT_SPECS)),
               "slice": review_body(slice_64()), "largest": update_body(largest_slice())}

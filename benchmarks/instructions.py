@@ -13,7 +13,12 @@ cancel out:
 - ``first``: a process's first preview of 5,000 x 8 partitionable shape: 750 minus 250 nodes,
   per node (the index and every device view are built inside);
 - ``review``: admission ``review()`` of a 64-device ResourceSlice, a new body every call:
-  5 minus 1 calls, per call.
+  5 minus 1 calls, per call;
+- ``webhook-floor``, ``webhook-claim``, ``webhook-new-spec``: the webhook's whole answer to one
+  AdmissionReview body (``AdmissionService.admission``, at ``--log-level info`` with the served
+  repeat filter), as ``benchmarks.bench_admission`` sends them: a ConfigMap (the no-op floor), a
+  claim made from a template the worker has seen (a new name, the same spec), a claim of a spec
+  it has not seen: 13 minus 3 calls, per call.
 
 The previews run without the scheduler's filter timeout: under callgrind (~50x slower) a
 10-second budget would end nodes early and count less work.
@@ -45,6 +50,9 @@ CASES: dict[str, tuple[int, int, str]] = {
     "repeat": (1, 3, "node"),
     "first": (250, 750, "node"),
     "review": (1, 5, "call"),
+    "webhook-floor": (3, 13, "call"),
+    "webhook-claim": (3, 13, "call"),
+    "webhook-new-spec": (3, 13, "call"),
 }
 REPEAT_NODES = 200
 
@@ -88,6 +96,9 @@ def child(case: str, size: int) -> None:
             _preview(_load(synthetic.cluster(10, 8, in_use=0.25, partitionable=True), tmp, "small.json"), gates)
             scope["state"] = _load(synthetic.cluster(size, 8, in_use=0.25, partitionable=True), tmp, "b.json")
             code = "preview(state, gates)"
+        elif case.startswith("webhook-"):
+            scope.update(service=_webhook_service(), bodies=_webhook_bodies(case, size))
+            code = "for body in bodies: service.admission('validate', body)"
         else:
             from benchmarks.bench_review import varied_slice
             from kubectl_dra.validation.admission import review
@@ -99,6 +110,42 @@ def child(case: str, size: int) -> None:
         gc.freeze()
         gc.disable()
         exec(code, scope)
+
+
+def _webhook_service() -> Any:
+    """An admission service as ``dra-webhook serve`` builds it (info logs into a buffer, the
+    served repeat filter), warmed with 300 specs and a ConfigMap like a worker under load."""
+    import io
+
+    from benchmarks.bench_admission import FLOOR, review_body, typical_claim
+    from webhook.serve import _configure_logging
+    from webhook.service import AdmissionService, Settings, warm_up
+    from kubectl_dra.gates import FeatureGates
+
+    gates = FeatureGates.default()
+    warm_up(gates)
+    handler_stream, sys.stderr = sys.stderr, io.StringIO()  # the log handler writes to this buffer
+    try:
+        service = AdmissionService(Settings(gates=gates), log_repeats=_configure_logging("info"))
+    finally:
+        sys.stderr = handler_stream
+    for i in range(300):
+        service.admission("validate", review_body(typical_claim(f"-warm-{i}")))
+    service.admission("validate", review_body(typical_claim(name="warm")))
+    for _ in range(60):
+        service.admission("validate", review_body(FLOOR))
+    return service
+
+
+def _webhook_bodies(case: str, size: int) -> list[bytes]:
+    """``size`` bodies of ``case``: the ConfigMap, claims of the warm spec, claims of new specs."""
+    from benchmarks.bench_admission import FLOOR, review_body, typical_claim
+
+    if case == "webhook-floor":
+        return [review_body(FLOOR)] * size
+    if case == "webhook-claim":
+        return [review_body(typical_claim(name=f"trainer-{i}-gpus")) for i in range(size)]
+    return [review_body(typical_claim(f"-{i}")) for i in range(size)]
 
 
 def _count(case: str, size: int, out: Path) -> int:
