@@ -195,10 +195,9 @@ def review(
 
     prepare, validate = handler
     warnings: list[str] = []
-    create = _MEMO_CREATE.get(kind) if memo is not None and not subresource and operation == "CREATE" else None
     handler_errors: list[FieldError] | None = None
-    if create is not None and memo is not None:
-        prepared, extra, handler_errors = create(submitted, gates, memo)
+    if memo is not None and not subresource and operation == "CREATE" and kind in _MEMO_CREATE:
+        prepared, extra, handler_errors = _MEMO_CREATE[kind](submitted, gates, memo)
         warnings.extend(extra)
     else:
         prepared = prepare(submitted, old_obj, gates)  # never written to: each prepare copies what it changes

@@ -29,9 +29,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from .specmemo import NewSpec, SpecMemo
 
 __all__ = [
-    "CLAIM_DEVICES_PATH", "RequestNames", "create_resource_claim", "default_device_claim", "default_resource_claim",
-    "drop_disabled_device_fields", "prepare_new_devices", "prepare_resource_claim", "uses_admin_access", "uses_consumable_capacity", "validate_claim_spec",
-    "validate_claim_config", "validate_device_claim", "validate_request_reference", "validate_resource_claim",
+    "CLAIM_DEVICES_PATH", "RequestNames", "create_resource_claim", "default_device_claim",
+    "default_resource_claim", "drop_disabled_device_fields", "prepare_new_devices", "prepare_resource_claim",
+    "uses_admin_access", "uses_consumable_capacity", "validate_claim_spec", "validate_claim_config",
+    "validate_device_claim", "validate_request_reference", "validate_resource_claim",
 ]
 
 # Limits of resource.k8s.io/v1 (k8s.io/api resource/v1 types.go).
@@ -228,7 +229,8 @@ def prepare_new_devices(devices: dict, path: Path, gates: "FeatureGates") -> "Ne
     return prepared, warnings, validate_device_claim(prepared, path, gates)
 
 
-def create_resource_claim(obj: dict, gates: "FeatureGates", memo: "SpecMemo") -> tuple[dict, list[str], list[FieldError]]:
+def create_resource_claim(obj: dict, gates: "FeatureGates",
+                          memo: "SpecMemo") -> tuple[dict, list[str], list[FieldError]]:
     """:func:`prepare_resource_claim` and :func:`validate_resource_claim` of a CREATE, with the
     spec prepared and validated through ``memo`` (claims made from one template share their spec).
     The prepared claim shares its metadata with ``obj``."""
