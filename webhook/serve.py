@@ -35,7 +35,7 @@ from .tls import CertificateError, ReloadingTLS
 #: Seconds a thread may hold the GIL while others wait: Python's default. Small bodies are decided
 #: on the event loop's thread, and granian's threads need the GIL to hand it each request and
 #: answer: at 20 ms (when every decision ran on a pool thread) a busy loop kept them waiting, and
-#: the p99 at 1,000 claims/s was 1.2-1.4x higher, with rare tails past 10 ms.
+#: the p99 at 1,000 claims/s was 1.1-1.4x higher (medians of paired runs), with rare tails past 10 ms.
 SWITCH_INTERVAL = 0.005
 
 #: Deepest nesting the API server decodes (its JSON decoder's limit); opaque driver parameters
