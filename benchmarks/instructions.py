@@ -124,11 +124,11 @@ def _webhook_service() -> Any:
 
     gates = FeatureGates.default()
     warm_up(gates)
-    handler_stream, sys.stderr = sys.stderr, io.StringIO()  # the log handler writes to this buffer
+    real_stderr, sys.stderr = sys.stderr, io.StringIO()  # the log handler made now writes to this buffer
     try:
         service = AdmissionService(Settings(gates=gates), log_repeats=_configure_logging("info"))
     finally:
-        sys.stderr = handler_stream
+        sys.stderr = real_stderr
     for i in range(300):
         service.admission("validate", review_body(typical_claim(f"-warm-{i}")))
     service.admission("validate", review_body(typical_claim(name="warm")))
