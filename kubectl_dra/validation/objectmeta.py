@@ -8,7 +8,14 @@ from typing import Any
 from kubectl_dra.validation import schema
 
 from .field import FieldError, Path, forbidden, immutable, invalid, required, too_long
-from ..nameformats import is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_valid_label_value
+from ..nameformats import (
+    dns1123_label_ok,
+    dns1123_subdomain_ok,
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_qualified_name,
+    is_valid_label_value,
+)
 from .schema import STR, Schema, shaped, type_errors
 
 __all__ = [
@@ -109,13 +116,13 @@ def validate_object_meta(meta: Any, namespaced: bool, path: Path | None = None) 
     if not name:
         if not generate_name:
             errs.append(required(path.child("name"), "name or generateName is required"))
-    else:
+    elif not dns1123_subdomain_ok(name):  # (a valid name, the usual case, costs one match)
         errs.extend(invalid(path.child("name"), name, m) for m in is_dns1123_subdomain(name))
     namespace = meta.get("namespace") or ""
     if namespaced:
         if not namespace:
             errs.append(required(path.child("namespace"), ""))
-        else:
+        elif not dns1123_label_ok(namespace):
             errs.extend(invalid(path.child("namespace"), namespace, m) for m in is_dns1123_label(namespace))
     elif namespace:
         errs.append(forbidden(path.child("namespace"), "not allowed on this type"))
