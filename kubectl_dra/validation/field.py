@@ -94,6 +94,21 @@ class Path:
         return hash(str(self))
 
 
+#: A field path not built yet: a :class:`Path`, then the steps below it, each a field name (a
+#: ``str``) or a list index (an ``int``): ``(path, "requests", 0, "exactly")``. Validation of
+#: objects that arrive by the thousand passes these (a tuple costs a tenth of a :class:`Path`) and
+#: builds the path with :func:`path_at` only for an error.
+Steps = tuple[Any, ...]
+
+
+def path_at(steps: Steps) -> Path:
+    """The :class:`Path` that ``steps`` stand for."""
+    path: Path = steps[0]
+    for step in steps[1:]:
+        path = path.index(step) if type(step) is int else path.child(step)
+    return path
+
+
 _OMIT = object()
 
 

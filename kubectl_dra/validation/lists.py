@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Sequence
 
-from .field import FieldError, Path, duplicate, too_many
+from .field import FieldError, Path, Steps, duplicate, path_at, too_many
 
-__all__ = ["check_list", "middle_truncate", "validate_list", "validate_map"]
+__all__ = ["check_items", "check_list", "middle_truncate", "validate_list", "validate_map"]
 
 
 def middle_truncate(key: str, max_len: int) -> str:
@@ -62,27 +62,56 @@ def check_list(
     checks as a DoS guard), each item's errors, then Duplicate at every repeated key."""
     if not items or not isinstance(items, list):  # most optional lists are absent: nothing to check
         return []
-    errs: list[FieldError] = []
-    if max_items is not None and len(items) > max_items:
-        errs.append(too_many(path, len(items), max_items))
-        if short_circuit:
-            return errs
+    errs = [too_many(path, len(items), max_items)] if max_items is not None and len(items) > max_items else []
+    if errs and short_circuit:
+        return errs
     index = path.index
     for i, item in enumerate(items):
         errs.extend(check_item(item, index(i)))
     if key is not None and len(items) > 1:  # one item repeats nothing
-        seen: set[Any] = set()
-        for i, item in enumerate(items):
-            k = key(item)
-            try:
-                hash(k)
-            except TypeError:
-                k = json.dumps(k, sort_keys=True)
-            if k in seen:
-                errs.append(duplicate(index(i), k))
-            else:
-                seen.add(k)
+        errs.extend([duplicate(index(i), k) for i, k in _repeats(items, key)])
     return errs
+
+
+def check_items(
+    items: Any,
+    where: Steps,
+    max_items: int,
+    check_item: Callable[..., list[FieldError]],
+    *args: Any,
+    key: Callable[[Any], Any] | None = None,
+    short_circuit: bool = True,
+) -> list[FieldError]:
+    """:func:`check_list` with the list's path not built yet: ``check_item(item, where + (i,),
+    *args)`` checks each item and builds a path only for an error (see :data:`.field.Steps`)."""
+    if not items or not isinstance(items, list):
+        return []
+    errs = [too_many(path_at(where), len(items), max_items)] if len(items) > max_items else []
+    if errs and short_circuit:
+        return errs
+    for i, item in enumerate(items):
+        errs.extend(check_item(item, where + (i,), *args))
+    if key is not None and len(items) > 1:
+        errs.extend([duplicate(path_at(where + (i,)), k) for i, k in _repeats(items, key)])
+    return errs
+
+
+def _repeats(items: list[Any], key: Callable[[Any], Any]) -> list[tuple[int, Any]]:
+    """The index and key of each item whose ``key`` an earlier item has (keys that do not hash
+    compare as their JSON)."""
+    repeats: list[tuple[int, Any]] = []
+    seen: set[Any] = set()
+    for i, item in enumerate(items):
+        k = key(item)
+        try:
+            hash(k)
+        except TypeError:
+            k = json.dumps(k, sort_keys=True)
+        if k in seen:
+            repeats.append((i, k))
+        else:
+            seen.add(k)
+    return repeats
 
 
 def validate_map(

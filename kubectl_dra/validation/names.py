@@ -22,7 +22,7 @@ from ..nameformats import (
 from .schema import STR, shaped
 
 __all__ = [
-    "DEVICE_ID_MAX", "DRIVER_NAME_MAX", "POOL_NAME_MAX", "is_valid_qualified_name", "validate_c_identifier",
+    "DEVICE_ID_MAX", "DRIVER_NAME_MAX", "POOL_NAME_MAX", "fully_qualified_name_ok", "is_valid_qualified_name", "validate_c_identifier",
     "validate_device_name", "validate_dns_label", "validate_dns_subdomain", "validate_driver_name",
     "validate_fully_qualified_name", "validate_label_name", "validate_label_value", "validate_node_name",
     "validate_pool_name", "validate_qualified_name",
@@ -143,10 +143,16 @@ def is_valid_qualified_name(name: str) -> bool:
     return not validate_qualified_name(name, Path(""))
 
 
+def fully_qualified_name_ok(name: object) -> bool:
+    """Whether :func:`validate_fully_qualified_name` accepts ``name`` (memoised: constraints
+    repeat their attribute names)."""
+    return type(name) is str and "/" in name and is_valid_qualified_name(name)
+
+
 @shaped(STR)
 def validate_fully_qualified_name(name: str | None, path: Path) -> list[FieldError]:
     """DRA FullyQualifiedName (``matchAttribute``, ``distinctAttribute``): a qualified name with a domain."""
-    if name and "/" in name and is_valid_qualified_name(name):  # (memoised: constraints repeat names)
+    if fully_qualified_name_ok(name):
         return []
     errs = validate_qualified_name(name, path)
     if "/" not in (name or ""):

@@ -11,14 +11,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from ..gates import Gate
+from ..gates import Gate, effective_gates
 from ..limits import FIRST_AVAILABLE_MAX
 from ..model.jsoncopy import copy_json
 from .config import validate_device_configuration
-from .field import FieldError, Path, forbidden, invalid, not_supported, required
-from .gating import gate_enabled
-from .lists import check_list
-from .names import validate_dns_label, validate_dns_subdomain, validate_fully_qualified_name
+from ..nameformats import dns1123_label_ok, dns1123_subdomain_ok
+from .field import FieldError, Path, Steps, forbidden, invalid, not_supported, path_at, required
+from .lists import check_items
+from .names import (
+    fully_qualified_name_ok,
+    validate_dns_label,
+    validate_dns_subdomain,
+    validate_fully_qualified_name,
+)
 from .objectmeta import validate_object_meta, validate_object_meta_update
 from .selectors import DERIVED_ATTRIBUTES_TOTAL_MAX_COST, check_derived_expression, selector_errors
 from .taints import validate_device_toleration
@@ -31,7 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "CLAIM_DEVICES_PATH", "RequestNames", "create_resource_claim", "default_device_claim",
     "default_resource_claim", "drop_disabled_device_fields", "prepare_new_devices", "prepare_resource_claim",
-    "uses_admin_access", "uses_consumable_capacity", "validate_claim_spec", "validate_claim_config",
+    "request_reference_ok", "uses_admin_access", "uses_consumable_capacity", "validate_claim_spec", "validate_claim_config",
     "validate_device_claim", "validate_request_reference", "validate_resource_claim",
 ]
 
@@ -126,53 +131,56 @@ def drop_disabled_device_fields(
         return []
     warnings: list[str] = []
     has_old = old_devices is not None
-    requests_path = path.child("requests")
+    enabled = effective_gates(gates).enabled  # (a Gate member needs no lookup in the table)
     requests = _requests(devices)  # dropping fields of requests leaves the list as it is
 
-    def note(field_path: Path, gate: str) -> None:
-        warnings.append(f"{field_path}: dropped because the feature gate {gate} is disabled")
+    def note(steps: Steps, gate: str) -> None:
+        warnings.append(f"{path_at(steps)}: dropped because the feature gate {gate} is disabled")
 
-    if not gate_enabled(gates, Gate.PRIORITIZED_LIST) and not (has_old and _uses_prioritized_list(old_devices)):
+    if not enabled(Gate.PRIORITIZED_LIST) and not (has_old and _uses_prioritized_list(old_devices)):
         for i, request in enumerate(requests):
             if "firstAvailable" in request:
                 if as_list(request["firstAvailable"]):
-                    note(requests_path.index(i).child("firstAvailable"), Gate.PRIORITIZED_LIST)
+                    note((path, "requests", i, "firstAvailable"), Gate.PRIORITIZED_LIST)
                 del request["firstAvailable"]
-    if not gate_enabled(gates, Gate.ADMIN_ACCESS) and not (has_old and uses_admin_access(old_devices, old_status)):
+    if not enabled(Gate.ADMIN_ACCESS) and not (has_old and uses_admin_access(old_devices, old_status)):
         for i, request in enumerate(requests):
             exactly = request.get("exactly")
             if isinstance(exactly, dict) and "adminAccess" in exactly:
                 if exactly["adminAccess"] is not None:
-                    note(requests_path.index(i).child("exactly", "adminAccess"), Gate.ADMIN_ACCESS)
+                    note((path, "requests", i, "exactly", "adminAccess"), Gate.ADMIN_ACCESS)
                 del exactly["adminAccess"]
-    if not gate_enabled(gates, Gate.DEVICE_TAINTS) and not (has_old and _uses_tolerations(old_devices)):
-        _drop_from_requests(requests, "tolerations", Gate.DEVICE_TAINTS, requests_path, note)
-    if not gate_enabled(gates, Gate.CONSUMABLE_CAPACITY) and not (has_old and uses_consumable_capacity(old_devices)):
+    if not enabled(Gate.DEVICE_TAINTS) and not (has_old and _uses_tolerations(old_devices)):
+        _drop_from_requests(requests, "tolerations", Gate.DEVICE_TAINTS, path, note)
+    if not enabled(Gate.CONSUMABLE_CAPACITY) and not (has_old and uses_consumable_capacity(old_devices)):
         for c, constraint in enumerate(as_list(devices.get("constraints"))):
             if isinstance(constraint, dict) and "distinctAttribute" in constraint:
                 if constraint["distinctAttribute"] is not None:
-                    note(path.child("constraints").index(c).child("distinctAttribute"), Gate.CONSUMABLE_CAPACITY)
+                    note((path, "constraints", c, "distinctAttribute"), Gate.CONSUMABLE_CAPACITY)
                 del constraint["distinctAttribute"]
-        _drop_from_requests(requests, "capacity", Gate.CONSUMABLE_CAPACITY, requests_path, note)
-    if not gate_enabled(gates, Gate.DERIVED_ATTRIBUTES) and not (has_old and _uses_derived_attributes(old_devices)):
-        _drop_from_requests(requests, "derivedAttributes", Gate.DERIVED_ATTRIBUTES, requests_path, note)
+        _drop_from_requests(requests, "capacity", Gate.CONSUMABLE_CAPACITY, path, note)
+    if not enabled(Gate.DERIVED_ATTRIBUTES) and not (has_old and _uses_derived_attributes(old_devices)):
+        _drop_from_requests(requests, "derivedAttributes", Gate.DERIVED_ATTRIBUTES, path, note)
     return warnings
 
 
 def _drop_from_requests(
-    requests: list[dict], key: str, gate: str, requests_path: Path, note: Callable[[Path, str], None]
+    requests: list[dict], key: str, gate: str, path: Path, note: Callable[[Steps, str], None]
 ) -> None:
     """Remove ``key`` from every ``exactly`` and every subrequest."""
     for i, request in enumerate(requests):
         exactly = request.get("exactly")
         if isinstance(exactly, dict) and key in exactly:
             if exactly[key] not in (None, [], {}):
-                note(requests_path.index(i).child("exactly", key), gate)
+                note((path, "requests", i, "exactly", key), gate)
             del exactly[key]
-        for j, sub in enumerate(as_list(request.get("firstAvailable"))):
+        first_available = request.get("firstAvailable")
+        if not first_available:
+            continue
+        for j, sub in enumerate(as_list(first_available)):
             if isinstance(sub, dict) and key in sub:
                 if sub[key] not in (None, [], {}):
-                    note(requests_path.index(i).child("firstAvailable").index(j).child(key), gate)
+                    note((path, "requests", i, "firstAvailable", j, key), gate)
                 del sub[key]
 
 
@@ -252,9 +260,9 @@ class RequestNames:
     def __init__(self, devices: Any) -> None:
         self.subrequests: dict[str, set[str] | None] = {}
         for request in _requests(devices):
-            subs = as_list(request.get("firstAvailable"))
-            name = as_str(request.get("name"))
-            self.subrequests[name] = {as_str(as_dict(s).get("name")) for s in subs} if subs else None
+            subs = request.get("firstAvailable")
+            self.subrequests[_text(request.get("name"))] = (
+                {_name_of(s) for s in subs} if subs and isinstance(subs, list) else None)
 
     def has(self, reference: str) -> bool:
         segments = reference.split("/")
@@ -267,35 +275,53 @@ class RequestNames:
 
 
 class _Options:
-    """State shared while validating one device claim: gates, derived-attribute costs and
-    the attribute names each constraint target references."""
+    """State shared while validating one device claim: gates (the two every selector reads, read
+    once), the request names references must name, the derived-attribute cost so far and (worked
+    out when a derived attribute first asks) the attribute names each constraint target references."""
 
-    def __init__(self, gates: "FeatureGates", constraints: Any) -> None:
+    def __init__(self, gates: "FeatureGates", devices: dict) -> None:
         self.gates = gates
-        #: the gates every selector reads, read once per claim
-        self.consumable_capacity = gate_enabled(gates, Gate.CONSUMABLE_CAPACITY)
-        self.list_type_attributes = gate_enabled(gates, Gate.LIST_TYPE_ATTRIBUTES)
+        enabled = effective_gates(gates).enabled
+        self.consumable_capacity = bool(enabled(Gate.CONSUMABLE_CAPACITY))
+        self.list_type_attributes = bool(enabled(Gate.LIST_TYPE_ATTRIBUTES))
+        self.devices = devices
+        self.request_names = RequestNames(devices) if devices.get("constraints") or devices.get("config") else None
         self.derived_cost = 0
-        self.constraint_attributes: dict[str, set[str]] = {}
-        for constraint in as_list(constraints):
-            c = as_dict(constraint)
-            attr = c.get("matchAttribute")
-            if attr is None:
-                attr = c.get("distinctAttribute")
-            if attr is None:
-                continue
-            targets = as_list(c.get("requests")) or [""]
-            for target in targets:
-                self.constraint_attributes.setdefault(as_str(target), set()).add(as_str(attr))
+        self._constraint_attributes: dict[str, set[str]] | None = None
+
+    def names(self) -> RequestNames:
+        """The claim's request names (made here only when a claim has constraints or config)."""
+        if self.request_names is None:
+            self.request_names = RequestNames(self.devices)
+        return self.request_names
 
     def referenced(self, attribute: str, request: str) -> bool:
         """Whether a constraint that applies to ``request`` (``req`` or ``req/sub``) names ``attribute``."""
-        if attribute in self.constraint_attributes.get("", ()):
+        if self._constraint_attributes is None:
+            self._constraint_attributes = _constraint_attributes(self.devices.get("constraints"))
+        targets = self._constraint_attributes
+        if attribute in targets.get("", ()):
             return True
-        if attribute in self.constraint_attributes.get(request, ()):
+        if attribute in targets.get(request, ()):
             return True
         parent, sep, _ = request.partition("/")
-        return bool(sep) and attribute in self.constraint_attributes.get(parent, ())
+        return bool(sep) and attribute in targets.get(parent, ())
+
+
+def _constraint_attributes(constraints: Any) -> dict[str, set[str]]:
+    """The attribute each constraint matches or keeps distinct, by the request it targets
+    (``""``: a constraint on every request)."""
+    attributes: dict[str, set[str]] = {}
+    for constraint in as_list(constraints):
+        c = as_dict(constraint)
+        attr = c.get("matchAttribute")
+        if attr is None:
+            attr = c.get("distinctAttribute")
+        if attr is None:
+            continue
+        for target in as_list(c.get("requests")) or [""]:
+            attributes.setdefault(as_str(target), set()).add(as_str(attr))
+    return attributes
 
 
 def validate_claim_spec(spec: Any, path: Path, gates: "FeatureGates") -> list[FieldError]:
@@ -303,30 +329,21 @@ def validate_claim_spec(spec: Any, path: Path, gates: "FeatureGates") -> list[Fi
     return validate_device_claim(as_dict(spec).get("devices"), path.child("devices"), gates)
 
 
+# The rules below take their place as Steps (a path built only for an error: a claim's spec is
+# checked for every claim a controller makes, and almost every one is valid).
+
+
 def validate_device_claim(devices: Any, path: Path, gates: "FeatureGates") -> list[FieldError]:
     """Requests, constraints and config of one device claim, plus the derived-attribute budget."""
     devices = as_dict(devices)
-    request_names = RequestNames(devices)
-    opts = _Options(gates, devices.get("constraints"))
-    errs = check_list(
-        devices.get("requests"),
-        path.child("requests"),
-        DEVICE_REQUESTS_MAX,
-        lambda r, p: _validate_request(as_dict(r), p, opts),
-        key=lambda r: as_str(as_dict(r).get("name")),
-    )
-    errs += check_list(
-        devices.get("constraints"),
-        path.child("constraints"),
-        DEVICE_CONSTRAINTS_MAX,
-        lambda c, p: _validate_constraint(as_dict(c), p, request_names, gates),
-    )
-    errs += check_list(
-        devices.get("config"),
-        path.child("config"),
-        DEVICE_CONFIG_MAX,
-        lambda c, p: validate_claim_config(as_dict(c), p, request_names),
-    )
+    opts = _Options(gates, devices)
+    errs = check_items(devices.get("requests"), (path, "requests"), DEVICE_REQUESTS_MAX, _validate_request,
+                       opts, key=_name_of)
+    errs += check_items(devices.get("constraints"), (path, "constraints"), DEVICE_CONSTRAINTS_MAX,
+                        _validate_constraint, opts)
+    config = devices.get("config")
+    if config:
+        errs += check_items(config, (path, "config"), DEVICE_CONFIG_MAX, _validate_config_entry, opts)
     if opts.derived_cost > DERIVED_ATTRIBUTES_TOTAL_MAX_COST:
         errs.append(
             forbidden(path, "too complex, total cost of derived attribute CEL expressions in the claim exceeds cost limit")
@@ -334,144 +351,154 @@ def validate_device_claim(devices: Any, path: Path, gates: "FeatureGates") -> li
     return errs
 
 
-def _validate_request(request: dict, path: Path, opts: _Options) -> list[FieldError]:
-    name = as_str(request.get("name"))
-    errs = validate_dns_label(name, path.child("name"))
+def _name_of(item: Any) -> str:
+    """An item's ``name``, as the key of duplicate requests, subrequests and derived attributes."""
+    return as_str(item.get("name")) if isinstance(item, dict) else ""
+
+
+def _text(value: Any) -> str:
+    """A string field as the API server decodes it (:func:`as_str`, with no call for a string)."""
+    return value if type(value) is str else as_str(value)
+
+
+def _label_errors(name: str, where: Steps) -> list[FieldError]:
+    """:func:`validate_dns_label` of ``name`` at ``where``."""
+    return [] if dns1123_label_ok(name) else validate_dns_label(name, path_at(where))
+
+
+def _validate_request(request: Any, where: Steps, opts: _Options) -> list[FieldError]:
+    request = as_dict(request)
+    name = _text(request.get("name"))
+    errs = _label_errors(name, where + ("name",))
     first_available = as_list(request.get("firstAvailable"))
     exactly = request.get("exactly")
     has_exactly = exactly is not None
     if not first_available and not has_exactly:
-        errs.append(required(path, "exactly one of `exactly` or `firstAvailable` is required"))
+        errs.append(required(path_at(where), "exactly one of `exactly` or `firstAvailable` is required"))
     elif first_available and has_exactly:
-        errs.append(invalid(path, None, "exactly one of `exactly` or `firstAvailable` is required, but multiple fields are set"))
+        errs.append(invalid(path_at(where), None,
+                            "exactly one of `exactly` or `firstAvailable` is required, but multiple fields are set"))
     elif first_available:
-        errs += check_list(
-            first_available,
-            path.child("firstAvailable"),
-            FIRST_AVAILABLE_MAX,
-            lambda s, p: _validate_subrequest(as_dict(s), p, opts, name),
-            key=lambda s: as_str(as_dict(s).get("name")),
-        )
+        errs += check_items(first_available, where + ("firstAvailable",), FIRST_AVAILABLE_MAX,
+                            _validate_subrequest, opts, name, key=_name_of)
     else:
-        errs += _validate_exact(as_dict(exactly), path.child("exactly"), opts, name)
+        errs += _validate_device_selection(as_dict(exactly), where + ("exactly",), opts, name)
     return errs
 
 
-def _validate_subrequest(sub: dict, path: Path, opts: _Options, parent: str) -> list[FieldError]:
-    name = as_str(sub.get("name"))
-    errs = validate_dns_label(name, path.child("name"))
-    errs += _validate_device_selection(sub, path, opts, f"{parent}/{name}")
+def _validate_subrequest(sub: Any, where: Steps, opts: _Options, parent: str) -> list[FieldError]:
+    sub = as_dict(sub)
+    name = _text(sub.get("name"))
+    errs = _label_errors(name, where + ("name",))
+    errs += _validate_device_selection(sub, where, opts, f"{parent}/{name}")
     return errs
 
 
-def _validate_exact(exactly: dict, path: Path, opts: _Options, request_name: str) -> list[FieldError]:
-    return _validate_device_selection(exactly, path, opts, request_name)
-
-
-def _validate_device_selection(x: dict, path: Path, opts: _Options, request_name: str) -> list[FieldError]:
+def _validate_device_selection(x: dict, where: Steps, opts: _Options, request_name: str) -> list[FieldError]:
     """Rules shared by ``exactly`` and a subrequest: class, selectors, derived attributes,
     allocation mode and count, tolerations."""
     errs: list[FieldError] = []
-    class_name = as_str(x.get("deviceClassName"))
+    class_name = _text(x.get("deviceClassName"))
     if not class_name:
-        errs.append(required(path.child("deviceClassName")))
-    else:
-        errs += validate_dns_subdomain(class_name, path.child("deviceClassName"))
-    selectors = x.get("selectors")
-    if selectors:
-        errs += check_list(
-            selectors,
-            path.child("selectors"),
-            DEVICE_SELECTORS_MAX,
-            lambda s, p: selector_errors(as_dict(s), p, opts.consumable_capacity, opts.list_type_attributes),
-        )
+        errs.append(required(path_at(where + ("deviceClassName",))))
+    elif not dns1123_subdomain_ok(class_name):
+        errs += validate_dns_subdomain(class_name, path_at(where + ("deviceClassName",)))
+    errs += check_items(x.get("selectors"), where + ("selectors",), DEVICE_SELECTORS_MAX, selector_errors,
+                        opts.consumable_capacity, opts.list_type_attributes)
     derived = x.get("derivedAttributes")
     if derived:
-        errs += _validate_derived_attributes(derived, path.child("derivedAttributes"), opts, request_name)
-    errs += _validate_allocation_mode(x, path)
-    for t, toleration in enumerate(as_list(x.get("tolerations"))):
-        errs += validate_device_toleration(as_dict(toleration), path.child("tolerations").index(t))
+        errs += check_items(derived, where + ("derivedAttributes",), DERIVED_ATTRIBUTES_MAX,
+                            _validate_derived_attribute, opts, request_name, key=_name_of, short_circuit=False)
+    errs += _validate_allocation_mode(x, where)
+    tolerations = x.get("tolerations")
+    if tolerations:
+        for t, toleration in enumerate(as_list(tolerations)):
+            errs += validate_device_toleration(as_dict(toleration), path_at(where + ("tolerations", t)))
     return errs
 
 
-def _validate_allocation_mode(x: dict, path: Path) -> list[FieldError]:
-    mode = as_str(x.get("allocationMode"))
+def _validate_allocation_mode(x: dict, where: Steps) -> list[FieldError]:
+    mode = _text(x.get("allocationMode"))
     count = x.get("count") or 0
-    if mode == "All":
-        if count != 0:
-            return [invalid(path.child("count"), count, f"must not be specified when allocationMode is '{mode}'")]
-    elif mode == "ExactCount":
+    if mode == "ExactCount":
         if not isinstance(count, int) or count <= 0:
-            return [invalid(path.child("count"), count, "must be greater than zero")]
+            return [invalid(path_at(where + ("count",)), count, "must be greater than zero")]
+    elif mode == "All":
+        if count != 0:
+            return [invalid(path_at(where + ("count",)), count, f"must not be specified when allocationMode is '{mode}'")]
     else:
-        return [not_supported(path.child("allocationMode"), mode, ALLOCATION_MODES)]
+        return [not_supported(path_at(where + ("allocationMode",)), mode, ALLOCATION_MODES)]
     return []
 
 
-def _validate_derived_attributes(attrs: Any, path: Path, opts: _Options, request_name: str) -> list[FieldError]:
-    """Derived attributes: at most 32 (the items are still checked), unique names, each
-    referenced by a constraint that targets this request, each a valid expression."""
-
-    def check(attr: Any, p: Path) -> list[FieldError]:
-        a = as_dict(attr)
-        errs: list[FieldError] = []
-        name = as_str(a.get("name"))
-        if not name:
-            errs.append(required(p.child("name")))
-        else:
-            errs += validate_fully_qualified_name(name, p.child("name"))
-            if not opts.referenced(name, request_name):
-                errs.append(
-                    invalid(
-                        p.child("name"),
-                        name,
-                        "must be referenced by at least one matchAttribute or distinctAttribute constraint "
-                        "targeting this request",
-                    )
-                )
-        expression = as_str(a.get("expression"))
-        if not expression:
-            errs.append(required(p.child("expression")))
-        else:
-            cel_errs, cost = check_derived_expression(expression, p.child("expression"), opts.gates)
-            errs += cel_errs
-            opts.derived_cost += cost
-        return errs
-
-    return check_list(
-        attrs,
-        path,
-        DERIVED_ATTRIBUTES_MAX,
-        check,
-        key=lambda a: as_str(as_dict(a).get("name")),
-        short_circuit=False,
-    )
-
-
-def _validate_constraint(
-    constraint: dict, path: Path, request_names: RequestNames, gates: "FeatureGates"
-) -> list[FieldError]:
-    errs = check_list(
-        constraint.get("requests"),
-        path.child("requests"),
-        DEVICE_REQUESTS_MAX,
-        lambda r, p: validate_request_reference(as_str(r), p, request_names),
-        key=as_str,
-    )
-    match = constraint.get("matchAttribute")
-    distinct = constraint.get("distinctAttribute")
-    if match is not None:
-        errs += validate_fully_qualified_name(as_str(match), path.child("matchAttribute"))
-    elif distinct is not None:
-        errs += validate_fully_qualified_name(as_str(distinct), path.child("distinctAttribute"))
-    elif gate_enabled(gates, Gate.CONSUMABLE_CAPACITY):
-        errs.append(required(path, 'exactly one of "matchAttribute" or "distinctAttribute" is required'))
+def _validate_derived_attribute(attr: Any, where: Steps, opts: _Options, request_name: str) -> list[FieldError]:
+    """One derived attribute (at most 32 of them, and the items are still checked, with unique
+    names): referenced by a constraint that targets this request, a valid expression."""
+    a = as_dict(attr)
+    errs: list[FieldError] = []
+    name = _text(a.get("name"))
+    if not name:
+        errs.append(required(path_at(where + ("name",))))
     else:
-        errs.append(required(path.child("matchAttribute")))
+        errs += validate_fully_qualified_name(name, path_at(where + ("name",)))
+        if not opts.referenced(name, request_name):
+            errs.append(
+                invalid(
+                    path_at(where + ("name",)),
+                    name,
+                    "must be referenced by at least one matchAttribute or distinctAttribute constraint "
+                    "targeting this request",
+                )
+            )
+    expression = _text(a.get("expression"))
+    if not expression:
+        errs.append(required(path_at(where + ("expression",))))
+    else:
+        cel_errs, cost = check_derived_expression(expression, path_at(where + ("expression",)), opts.gates)
+        errs += cel_errs
+        opts.derived_cost += cost
     return errs
 
 
+def _validate_constraint(constraint: Any, where: Steps, opts: _Options) -> list[FieldError]:
+    constraint = as_dict(constraint)
+    errs = check_items(constraint.get("requests"), where + ("requests",), DEVICE_REQUESTS_MAX, _reference_errors,
+                       opts.names(), key=as_str)
+    match = constraint.get("matchAttribute")
+    distinct = constraint.get("distinctAttribute")
+    if match is not None:
+        if not fully_qualified_name_ok(match):
+            errs += validate_fully_qualified_name(as_str(match), path_at(where + ("matchAttribute",)))
+    elif distinct is not None:
+        if not fully_qualified_name_ok(distinct):
+            errs += validate_fully_qualified_name(as_str(distinct), path_at(where + ("distinctAttribute",)))
+    elif opts.consumable_capacity:
+        errs.append(required(path_at(where), 'exactly one of "matchAttribute" or "distinctAttribute" is required'))
+    else:
+        errs.append(required(path_at(where + ("matchAttribute",))))
+    return errs
+
+
+def _reference_errors(reference: Any, where: Steps, request_names: RequestNames) -> list[FieldError]:
+    """:func:`validate_request_reference` at ``where``."""
+    reference = _text(reference)
+    if request_reference_ok(reference, request_names):
+        return []
+    return validate_request_reference(reference, path_at(where), request_names)
+
+
+def _validate_config_entry(config: Any, where: Steps, opts: _Options) -> list[FieldError]:
+    return validate_claim_config(as_dict(config), path_at(where), opts.names())
+
+
 _REFERENCE_MESSAGE = "must be the name of a request in the claim or the name of a request and a subrequest separated by '/'"
+
+
+def request_reference_ok(reference: str, request_names: RequestNames) -> bool:
+    """Whether :func:`validate_request_reference` accepts ``reference``."""
+    request, slash, subrequest = reference.partition("/")
+    return (dns1123_label_ok(request) and (not slash or dns1123_label_ok(subrequest))
+            and request_names.has(reference))
 
 
 def validate_request_reference(reference: str, path: Path, request_names: RequestNames) -> list[FieldError]:
@@ -490,12 +517,7 @@ def validate_request_reference(reference: str, path: Path, request_names: Reques
 def validate_claim_config(config: dict, path: Path, request_names: RequestNames) -> list[FieldError]:
     """One config entry of a claim (upstream validateDeviceClaimConfiguration): the requests it
     names, then the configuration; an allocation's config adds its source to these checks."""
-    errs = check_list(
-        config.get("requests"),
-        path.child("requests"),
-        DEVICE_REQUESTS_MAX,
-        lambda r, p: validate_request_reference(as_str(r), p, request_names),
-        key=as_str,
-    )
+    errs = check_items(config.get("requests"), (path, "requests"), DEVICE_REQUESTS_MAX, _reference_errors,
+                       request_names, key=as_str)
     errs += validate_device_configuration(config, path)
     return errs

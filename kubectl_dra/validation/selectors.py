@@ -11,7 +11,7 @@ from kubectl_dra.cel import limits as cel_limits
 from kubectl_dra.gates import Gate, GateReader
 from kubectl_dra.validation import schema
 
-from .field import FieldError, Path, forbidden, internal, invalid, required, too_long
+from .field import FieldError, Path, Steps, forbidden, internal, invalid, path_at, required, too_long
 from .gating import gate_enabled
 from .lists import validate_list
 from .schema import shaped
@@ -41,7 +41,7 @@ def validate_selectors(
 @shaped(schema.DEVICE_SELECTOR)
 def validate_selector(selector: Any, path: Path, gates: GateReader | None, stored: bool = False) -> list[FieldError]:
     """One DeviceSelector: ``cel`` is required and must hold a valid expression."""
-    return selector_errors(selector or {}, path, gate_enabled(gates, Gate.CONSUMABLE_CAPACITY),
+    return selector_errors(selector, (path,), gate_enabled(gates, Gate.CONSUMABLE_CAPACITY),
                            gate_enabled(gates, Gate.LIST_TYPE_ATTRIBUTES), stored)
 
 
@@ -57,18 +57,18 @@ def validate_cel_selector(cel: Any, path: Path, gates: GateReader | None, stored
     return [] if verdict is None else _verdict_errors(verdict, expression, path.child("expression"))
 
 
-def selector_errors(selector: dict, path: Path, consumable_capacity: bool, list_type_attributes: bool,
+def selector_errors(selector: Any, where: Steps, consumable_capacity: bool, list_type_attributes: bool,
                     stored: bool = False) -> list[FieldError]:
-    """:func:`validate_selector` of a decoded selector with the two gates it reads already read:
-    a claim's validation reads them once for all its selectors. Paths are built only for errors."""
-    cel = selector.get("cel")
+    """:func:`validate_selector` of a decoded selector at ``where`` (built only for an error) with
+    the two gates it reads already read: a claim's validation reads them once for all its selectors."""
+    cel = selector.get("cel") if isinstance(selector, dict) else None
     if cel is None:
-        return [required(path.child("cel"), "")]
+        return [required(path_at(where + ("cel",)), "")]
     if stored:
         return []
     expression = cel.get("expression") or ""
     verdict = _checked_verdict(expression, consumable_capacity, list_type_attributes)
-    return [] if verdict is None else _verdict_errors(verdict, expression, path.child("cel", "expression"))
+    return [] if verdict is None else _verdict_errors(verdict, expression, path_at(where + ("cel", "expression")))
 
 
 def _checked_verdict(expression: str, consumable_capacity: bool, list_type_attributes: bool) -> tuple[str, str] | None:
