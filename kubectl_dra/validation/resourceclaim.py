@@ -265,13 +265,12 @@ class RequestNames:
                 {_name_of(s) for s in subs} if subs and isinstance(subs, list) else None)
 
     def has(self, reference: str) -> bool:
-        segments = reference.split("/")
-        if len(segments) > 2 or segments[0] not in self.subrequests:
-            return False
-        if len(segments) == 1:
-            return True
-        subs = self.subrequests[segments[0]]
-        return subs is not None and segments[1] in subs
+        """Whether ``reference`` names a request, or a request and one of its subrequests."""
+        request, slash, subrequest = reference.partition("/")
+        if not slash:
+            return request in self.subrequests
+        subs = self.subrequests.get(request)
+        return subs is not None and "/" not in subrequest and subrequest in subs
 
 
 class _Options:
@@ -367,10 +366,15 @@ def _label_errors(name: str, where: Steps) -> list[FieldError]:
 
 
 def _validate_request(request: Any, where: Steps, opts: _Options) -> list[FieldError]:
-    request = as_dict(request)
-    name = _text(request.get("name"))
-    errs = _label_errors(name, where + ("name",))
-    first_available = as_list(request.get("firstAvailable"))
+    if type(request) is not dict:
+        request = as_dict(request)
+    name = request.get("name")
+    if type(name) is not str:
+        name = as_str(name)
+    errs = [] if dns1123_label_ok(name) else validate_dns_label(name, path_at(where + ("name",)))
+    first_available = request.get("firstAvailable")
+    if type(first_available) is not list:
+        first_available = as_list(first_available)
     exactly = request.get("exactly")
     has_exactly = exactly is not None
     if not first_available and not has_exactly:
@@ -398,7 +402,9 @@ def _validate_device_selection(x: dict, where: Steps, opts: _Options, request_na
     """Rules shared by ``exactly`` and a subrequest: class, selectors, derived attributes,
     allocation mode and count, tolerations."""
     errs: list[FieldError] = []
-    class_name = _text(x.get("deviceClassName"))
+    class_name = x.get("deviceClassName")
+    if type(class_name) is not str:
+        class_name = as_str(class_name)
     if not class_name:
         errs.append(required(path_at(where + ("deviceClassName",))))
     elif not dns1123_subdomain_ok(class_name):
@@ -497,8 +503,9 @@ _REFERENCE_MESSAGE = "must be the name of a request in the claim or the name of 
 def request_reference_ok(reference: str, request_names: RequestNames) -> bool:
     """Whether :func:`validate_request_reference` accepts ``reference``."""
     request, slash, subrequest = reference.partition("/")
-    return (dns1123_label_ok(request) and (not slash or dns1123_label_ok(subrequest))
-            and request_names.has(reference))
+    if not slash:
+        return dns1123_label_ok(request) and request in request_names.subrequests
+    return dns1123_label_ok(request) and dns1123_label_ok(subrequest) and request_names.has(reference)
 
 
 def validate_request_reference(reference: str, path: Path, request_names: RequestNames) -> list[FieldError]:
