@@ -69,7 +69,8 @@ def check_list(
     for i, item in enumerate(items):
         errs.extend(check_item(item, index(i)))
     if key is not None and len(items) > 1:  # one item repeats nothing
-        errs.extend([duplicate(index(i), k) for i, k in _repeats(items, key)])
+        for i, k in _repeats(items, key):
+            errs.append(duplicate(index(i), k))
     return errs
 
 
@@ -92,7 +93,8 @@ def check_items(
     for i, item in enumerate(items):
         errs.extend(check_item(item, where + (i,), *args))
     if key is not None and len(items) > 1:
-        errs.extend([duplicate(path_at(where + (i,)), k) for i, k in _repeats(items, key)])
+        for i, k in _repeats(items, key):
+            errs.append(duplicate(path_at(where + (i,)), k))
     return errs
 
 
@@ -103,10 +105,11 @@ def _repeats(items: list[Any], key: Callable[[Any], Any]) -> list[tuple[int, Any
     seen: set[Any] = set()
     for i, item in enumerate(items):
         k = key(item)
-        try:
-            hash(k)
-        except TypeError:
-            k = json.dumps(k, sort_keys=True)
+        if type(k) is not str:  # (names, the usual keys, hash)
+            try:
+                hash(k)
+            except TypeError:
+                k = json.dumps(k, sort_keys=True)
         if k in seen:
             repeats.append((i, k))
         else:

@@ -259,7 +259,9 @@ class RequestNames:
 
     def __init__(self, devices: Any) -> None:
         self.subrequests: dict[str, set[str] | None] = {}
-        for request in _requests(devices):
+        for request in as_list(as_dict(devices).get("requests")):
+            if not isinstance(request, dict):
+                continue
             subs = request.get("firstAvailable")
             self.subrequests[_text(request.get("name"))] = (
                 {_name_of(s) for s in subs} if subs and isinstance(subs, list) else None)
