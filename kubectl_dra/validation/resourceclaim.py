@@ -229,12 +229,12 @@ CLAIM_DEVICES_PATH = Path.root("spec", "devices")
 
 
 def prepare_new_devices(devices: dict, path: Path, gates: "FeatureGates") -> "NewSpec":
-    """A new spec's ``devices`` as PrepareForCreate leaves them (a new copy: defaults applied,
-    the fields of disabled gates dropped), the warnings of the drops, and the errors of the result."""
-    prepared = copy_json(devices)
-    default_device_claim(prepared)
-    warnings = drop_disabled_device_fields(prepared, None, gates, path)
-    return prepared, warnings, validate_device_claim(prepared, path, gates)
+    """A new spec's ``devices`` (the caller's own copy, changed in place) as PrepareForCreate
+    leaves them (defaults applied, the fields of disabled gates dropped), the warnings of the
+    drops, and the errors of the result."""
+    default_device_claim(devices)
+    warnings = drop_disabled_device_fields(devices, None, gates, path)
+    return devices, warnings, validate_device_claim(devices, path, gates)
 
 
 def create_resource_claim(obj: dict, gates: "FeatureGates",
@@ -248,7 +248,7 @@ def create_resource_claim(obj: dict, gates: "FeatureGates",
         claim, warnings = prepare_resource_claim(obj, None, gates)
         return claim, warnings, validate_resource_claim(claim, None, gates)
     prepared, warnings, spec_errors = memo.new_spec(
-        devices, CLAIM_DEVICES_PATH, gates, lambda: prepare_new_devices(devices, CLAIM_DEVICES_PATH, gates))
+        devices, CLAIM_DEVICES_PATH, gates, lambda copy: prepare_new_devices(copy, CLAIM_DEVICES_PATH, gates))
     claim = {key: ({**spec, "devices": prepared} if key == "spec" else value)
              for key, value in obj.items() if key != "status"}
     return claim, warnings, validate_resource_claim(claim, None, gates, spec_errors)

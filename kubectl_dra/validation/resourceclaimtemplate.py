@@ -89,7 +89,7 @@ def create_resource_claim_template(obj: dict, gates: "FeatureGates",
         template, warnings = prepare_resource_claim_template(obj, None, gates)
         return template, warnings, validate_resource_claim_template(template, None, gates)
     prepared, warnings, spec_errors = memo.new_spec(
-        devices, TEMPLATE_DEVICES_PATH, gates, lambda: prepare_new_devices(devices, TEMPLATE_DEVICES_PATH, gates))
+        devices, TEMPLATE_DEVICES_PATH, gates, lambda copy: prepare_new_devices(copy, TEMPLATE_DEVICES_PATH, gates))
     new_spec = {key: ({**claim_spec, "devices": prepared} if key == "spec" else value) for key, value in spec.items()}
     template = {key: (new_spec if key == "spec" else value) for key, value in obj.items()}
     return template, warnings, validate_resource_claim_template(template, None, gates, spec_errors)

@@ -18,6 +18,7 @@ from typing import Any, Callable
 import orjson
 
 from ..lru import LruMemo
+from ..model.jsoncopy import copy_json
 from .field import FieldError, Path
 
 __all__ = ["SpecMemo"]
@@ -34,7 +35,9 @@ class SpecMemo:
     prepared spec is kept as text, so the memo holds at most ``max_entries`` of each); larger
     ones, specs JSON cannot write exactly (integers beyond 64 bits) and specs whose JSON has a
     ``null`` (orjson writes NaN and the infinities, which a body read by :func:`json.loads` may
-    carry, as ``null`` too) are prepared and validated every time.
+    carry, as ``null`` too) are prepared and validated every time. It is for decoded JSON (a
+    webhook's bodies): a spec holding other Python values that JSON writes alike (a tuple, an
+    enum member) is never remembered, but may be given what the plain-JSON spec it reads as got.
     """
 
     def __init__(self, max_entries: int = 256, max_spec_bytes: int = 16 * 1024) -> None:
@@ -46,15 +49,15 @@ class SpecMemo:
     def __len__(self) -> int:
         return len(self._memo)
 
-    def new_spec(self, devices: dict, path: Path, gates: Any, prepare: Callable[[], NewSpec]) -> NewSpec:
-        """``prepare()`` of the submitted ``devices`` at ``path`` under ``gates``, remembered:
-        every call gets its own copy of the prepared devices."""
+    def new_spec(self, devices: dict, path: Path, gates: Any, prepare: Callable[[dict], NewSpec]) -> NewSpec:
+        """``prepare(copy)`` of a copy of the submitted ``devices`` (``prepare`` may change it) at
+        ``path`` under ``gates``, remembered: every call gets its own copy of the prepared devices."""
         try:
             text = orjson.dumps(devices)
         except (TypeError, orjson.JSONEncodeError):  # not exactly JSON-writable: never remembered
-            return prepare()
+            return prepare(copy_json(devices))
         if len(text) > self.max_spec_bytes or b"null" in text:  # NaN and null would share a key
-            return prepare()
+            return prepare(copy_json(devices))
         key = (str(path), gates, text)
         found = self._memo.get(key)
         if found is not None:
@@ -62,7 +65,10 @@ class SpecMemo:
             prepared_text, warnings, errors = found
             return orjson.loads(prepared_text), list(warnings), list(errors)
         self.misses += 1
-        prepared, warnings, errors = prepare()
+        copy = orjson.loads(text)  # (the key's text read back: the copy copy_json would make)
+        if copy != devices:  # values JSON writes as others (a tuple as a list): never remembered
+            return prepare(copy_json(devices))
+        prepared, warnings, errors = prepare(copy)
         # FieldErrors are frozen and the prepared devices JSON as their source is: all can be kept
         self._memo.put(key, (orjson.dumps(prepared), tuple(warnings), tuple(errors)))
         return prepared, warnings, errors
