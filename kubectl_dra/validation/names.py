@@ -22,8 +22,8 @@ from ..nameformats import (
 from .schema import STR, shaped
 
 __all__ = [
-    "DEVICE_ID_MAX", "DRIVER_NAME_MAX", "POOL_NAME_MAX", "fully_qualified_name_ok", "is_valid_qualified_name", "validate_c_identifier",
-    "validate_device_name", "validate_dns_label", "validate_dns_subdomain", "validate_driver_name",
+    "DEVICE_ID_MAX", "DRIVER_NAME_MAX", "POOL_NAME_MAX", "fully_qualified_name_ok", "is_valid_qualified_name",
+    "validate_c_identifier", "validate_device_name", "validate_dns_label", "validate_dns_subdomain", "validate_driver_name",
     "validate_fully_qualified_name", "validate_label_name", "validate_label_value", "validate_node_name",
     "validate_pool_name", "validate_qualified_name",
 ]

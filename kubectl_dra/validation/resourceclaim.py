@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 from ..gates import Gate, effective_gates
 from ..limits import FIRST_AVAILABLE_MAX
 from ..model.jsoncopy import copy_json
-from .config import validate_device_configuration
 from ..nameformats import dns1123_label_ok, dns1123_subdomain_ok
+from .config import validate_device_configuration
 from .field import FieldError, Path, Steps, forbidden, invalid, not_supported, path_at, required
 from .lists import check_items
 from .names import (
@@ -36,8 +36,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "CLAIM_DEVICES_PATH", "RequestNames", "create_resource_claim", "default_device_claim",
     "default_resource_claim", "drop_disabled_device_fields", "prepare_new_devices", "prepare_resource_claim",
-    "request_reference_ok", "uses_admin_access", "uses_consumable_capacity", "validate_claim_spec", "validate_claim_config",
-    "validate_device_claim", "validate_request_reference", "validate_resource_claim",
+    "request_reference_ok", "uses_admin_access", "uses_consumable_capacity", "validate_claim_spec",
+    "validate_claim_config", "validate_device_claim", "validate_request_reference", "validate_resource_claim",
 ]
 
 # Limits of resource.k8s.io/v1 (k8s.io/api resource/v1 types.go).
@@ -286,15 +286,15 @@ class _Options:
         self.consumable_capacity = bool(enabled(Gate.CONSUMABLE_CAPACITY))
         self.list_type_attributes = bool(enabled(Gate.LIST_TYPE_ATTRIBUTES))
         self.devices = devices
-        self.request_names = RequestNames(devices) if devices.get("constraints") or devices.get("config") else None
         self.derived_cost = 0
+        self._request_names: RequestNames | None = None
         self._constraint_attributes: dict[str, set[str]] | None = None
 
     def names(self) -> RequestNames:
-        """The claim's request names (made here only when a claim has constraints or config)."""
-        if self.request_names is None:
-            self.request_names = RequestNames(self.devices)
-        return self.request_names
+        """The claim's request names (made when a constraint or config entry first asks)."""
+        if self._request_names is None:
+            self._request_names = RequestNames(self.devices)
+        return self._request_names
 
     def referenced(self, attribute: str, request: str) -> bool:
         """Whether a constraint that applies to ``request`` (``req`` or ``req/sub``) names ``attribute``."""
