@@ -406,8 +406,9 @@ def test_spreading_holds_with_the_replicas_and_the_disruption_budget(manifests: 
 #: peak PSS of the server under the largest slices (150 MiB) plus two workers' warnings caches of
 #: 4,000 matched devices (2 x 10.7 MiB)
 MEASURED_PEAK_PSS_MIB = 170
-#: server CPU per claim of a spec the worker has not seen (0.42-0.47 ms)
-MEASURED_CLAIM_CPU_MS = 0.5
+#: server CPU per claim of a spec the worker has not seen (0.28-0.30 ms; 0.42-0.47 ms on a busier VM
+#: before the claim rules built their paths only for errors)
+MEASURED_CLAIM_CPU_MS = 0.3
 
 
 def _quantity_mib(value: str) -> float:
@@ -422,7 +423,7 @@ def test_resources_come_from_the_measured_figures(manifests: list[dict[str, Any]
     assert _quantity_mib(limits["memory"]) >= 3 * MEASURED_PEAK_PSS_MIB
     cpu_millis = int(requests["cpu"].rstrip("m"))
     claims_per_second = cpu_millis / MEASURED_CLAIM_CPU_MS
-    assert 50 <= claims_per_second <= 500, claims_per_second
+    assert 50 <= claims_per_second <= 1000, claims_per_second  # a pod's request sustains a namespace's burst
     # what the manifests' comment and deploy/README.md say is what was measured
     deployment_text = (REPO / "deploy/base/deployment.yaml").read_text()
     readme = " ".join((REPO / "deploy/README.md").read_text().split())
