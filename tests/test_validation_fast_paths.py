@@ -29,9 +29,14 @@ from kubectl_dra.validation.field import (
     path_at,
 )
 from kubectl_dra.validation.lists import check_items, check_list
-from kubectl_dra.validation.names import fully_qualified_name_ok, validate_fully_qualified_name
+from kubectl_dra.validation.names import (
+    _fully_qualified_name_problems,
+    fully_qualified_name_ok,
+    validate_fully_qualified_name,
+)
 from kubectl_dra.validation.resourceclaim import (
     RequestNames,
+    _reference_problems,
     request_reference_ok,
     validate_device_claim,
     validate_request_reference,
@@ -137,15 +142,20 @@ def test_a_request_reference_is_ok_exactly_when_it_has_no_errors(reference: str,
     requests.append({"name": "nic", "firstAvailable": [{"name": s} for s in subrequests]} if subrequests is not None
                     else {"name": "nic", "exactly": {}})
     names = RequestNames({"requests": requests})
-    errors = validate_request_reference(reference, Path.root("r"), names)
-    assert request_reference_ok(reference, names) == (errors == [])
+    problems = _reference_problems(reference, Path.root("r"), names)  # the long way, no shortcut
+    assert request_reference_ok(reference, names) == (problems == [])
+    assert validate_request_reference(reference, Path.root("r"), names) == problems
 
 
 @settings(max_examples=800, deadline=None)
 @given(st.one_of(KEYS, st.text(max_size=12), st.integers(), st.none()))
-def test_a_fully_qualified_name_the_shortcut_accepts_has_no_errors(name: Any) -> None:
-    if fully_qualified_name_ok(name):
-        assert validate_fully_qualified_name(name, Path.root("m")) == []
+def test_a_fully_qualified_name_is_ok_exactly_when_it_has_no_errors(name: Any) -> None:
+    if not isinstance(name, str):
+        assert not fully_qualified_name_ok(name)
+        return
+    problems = _fully_qualified_name_problems(name, Path.root("m"))  # the long way, no shortcut
+    assert fully_qualified_name_ok(name) == (problems == [])
+    assert validate_fully_qualified_name(name, Path.root("m")) == problems
 
 
 ITEMS = st.lists(st.one_of(st.sampled_from(["a", "a", "b", "bad", ""]), st.none(), st.integers(0, 2),

@@ -490,7 +490,7 @@ def _validate_constraint(constraint: Any, where: Steps, opts: _Options) -> list[
 def _reference_errors(reference: Any, where: Steps, request_names: RequestNames) -> list[FieldError]:
     """:func:`validate_request_reference` at ``where``."""
     reference = _text(reference)
-    if request_reference_ok(reference, request_names):
+    if request_reference_ok(reference, request_names):  # (spares the path)
         return []
     return validate_request_reference(reference, path_at(where), request_names)
 
@@ -512,6 +512,13 @@ def request_reference_ok(reference: str, request_names: RequestNames) -> bool:
 
 def validate_request_reference(reference: str, path: Path, request_names: RequestNames) -> list[FieldError]:
     """``req`` or ``req/sub`` naming a request (or a subrequest of a firstAvailable request)."""
+    if request_reference_ok(reference, request_names):
+        return []
+    return _reference_problems(reference, path, request_names)
+
+
+def _reference_problems(reference: str, path: Path, request_names: RequestNames) -> list[FieldError]:
+    """Every error of a reference, found the long way (what :func:`request_reference_ok` spares)."""
     segments = reference.split("/")
     if len(segments) > 2:
         return [invalid(path, reference, _REFERENCE_MESSAGE)]
