@@ -9,6 +9,7 @@ from typing import Any
 
 from kubectl_dra.gates import FeatureGates
 from kubectl_dra.validation.admission import review
+from kubectl_dra.validation.resourceclaim import CLAIM_DEVICES_PATH, prepare_new_devices
 from kubectl_dra.validation.specmemo import SpecMemo
 
 GATES = FeatureGates.default()
@@ -130,8 +131,6 @@ def test_each_decision_gets_its_own_prepared_spec() -> None:
 def test_a_spec_of_values_json_writes_as_others_is_not_remembered() -> None:
     """A library caller's spec holding a tuple reads as JSON like a list: on a miss the memo sees
     that its copy differs, prepares a copy of the spec itself and keeps nothing."""
-    from kubectl_dra.validation.resourceclaim import CLAIM_DEVICES_PATH, prepare_new_devices
-
     memo = SpecMemo()
     devices = claim("c")["spec"]["devices"]
     devices["requests"] = tuple(devices["requests"])  # as a list it would be the spec's requests
@@ -142,5 +141,7 @@ def test_a_spec_of_values_json_writes_as_others_is_not_remembered() -> None:
     prepared, warnings, errors = memo.new_spec(devices, CLAIM_DEVICES_PATH, GATES, prepare)
     assert prepared is not devices and isinstance(prepared["requests"], tuple)
     assert len(memo) == 0 and memo.misses == 1
+    memo.new_spec(devices, CLAIM_DEVICES_PATH, GATES, prepare)
+    assert len(memo) == 0 and (memo.misses, memo.hits) == (2, 0)
     assert [str(e) for e in errors] == [str(e) for e in prepare_new_devices(
         {**devices}, CLAIM_DEVICES_PATH, GATES)[2]]
