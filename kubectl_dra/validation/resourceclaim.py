@@ -373,7 +373,7 @@ def _validate_request(request: Any, where: Steps, opts: _Options) -> list[FieldE
     name = request.get("name")
     if type(name) is not str:
         name = as_str(name)
-    errs = [] if dns1123_label_ok(name) else validate_dns_label(name, path_at(where + ("name",)))
+    errs = _label_errors(name, where + ("name",))
     first_available = request.get("firstAvailable")
     if type(first_available) is not list:
         first_available = as_list(first_available)
